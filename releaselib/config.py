@@ -1,0 +1,84 @@
+"""The release tuple: everything a step needs to know about the release, in one record."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from releaselib.errors import UsageError
+
+DEFAULT_NAMESPACE = "openenv"
+DEFAULT_BASE_REPO = "ghcr.io/huggingface/openenv-base"
+DEFAULT_HUB_TAG = "openenv"
+OPENENV_GIT_URL = "https://github.com/huggingface/OpenEnv.git"
+VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
+SHA_RE = re.compile(r"^[0-9a-fA-F]{7,64}$")
+
+
+def check_version(version: str) -> str:
+    """Return ``version`` if it is a plausible release version, else raise UsageError."""
+    if not VERSION_RE.match(version):
+        raise UsageError(
+            f"--version {version!r} is not a version",
+            remedy="use something like 0.2.2 or v0.3.0 (letters, digits, '.', '-', '+')",
+        )
+    return version
+
+
+def space_suffix(version: str) -> str:
+    """``-<version>`` with a leading v dropped and characters other than alphanumerics and
+    dots turned into ``-`` (``v0.2.2`` -> ``-0.2.2``)."""
+    bare = version[1:] if version[:1] in "vV" and version[1:2].isdigit() else version
+    return "-" + re.sub(r"[^A-Za-z0-9.]+", "-", bare)
+
+
+def base_image(repo: str = DEFAULT_BASE_REPO, sha: str | None = None) -> str:
+    """The literal base image a staged Dockerfile starts from."""
+    if sha is not None and not SHA_RE.match(sha.removeprefix("sha-")):
+        raise UsageError(f"--base-sha {sha!r} is not a hex sha", remedy="pass 7-64 hex digits")
+    return f"{repo}:{sha or 'latest'}"
+
+
+@dataclass(frozen=True)
+class RefResolution:
+    """Which OpenEnv git ref a release uses, and why."""
+
+    ref: str
+    reason: str
+    dist: str
+    warning: str | None = None
+
+
+@dataclass(frozen=True)
+class ReleaseConfig:
+    """The release tuple. Built once per run by the task layer and passed to every step."""
+
+    repo: Path
+    version: str
+    ref: str
+    ref_reason: str
+    dist: str
+    suffix: str
+    namespace: str = DEFAULT_NAMESPACE
+    collection_namespace: str = DEFAULT_NAMESPACE
+    base_image: str = f"{DEFAULT_BASE_REPO}:latest"
+    private: bool = True
+    hub_tag: str = DEFAULT_HUB_TAG
+    staging_dir: Path = field(default_factory=lambda: Path("hf-staging"))
+    hub_endpoint: str | None = None
+    jobs: int = 4
+
+    def space_id(self, env: str) -> str:
+        return f"{self.namespace}/{env}{self.suffix}"
+
+    def with_(self, **changes: Any) -> ReleaseConfig:
+        return replace(self, **changes)
+
+    def as_json(self) -> dict[str, Any]:
+        """The tuple as printed and recorded; it holds no token by construction."""
+        data = asdict(self)
+        data["repo"] = str(self.repo)
+        data["staging_dir"] = str(self.staging_dir)
+        return data

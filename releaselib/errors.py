@@ -1,0 +1,45 @@
+"""The tool's exceptions. Each carries a one-line message that names what failed and what to do."""
+
+from __future__ import annotations
+
+
+class ReleaseError(Exception):
+    """Base class: a failure the user can act on; the CLI prints it as one line."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, remedy: str | None = None) -> None:
+        self.message = message
+        self.remedy = remedy
+        super().__init__(self.one_line())
+
+    def one_line(self) -> str:
+        if self.remedy:
+            return f"{self.message}; {self.remedy}"
+        return self.message
+
+
+class UsageError(ReleaseError):
+    """Bad flags or arguments."""
+
+    exit_code = 2
+
+
+class PluginError(ReleaseError):
+    """A plugin is broken or two plugins claim the same thing."""
+
+    exit_code = 3
+
+
+class StageError(ReleaseError):
+    """An env could not be staged (unparseable file, failed check)."""
+
+
+class HubError(ReleaseError):
+    """The Hub refused or failed a request."""
+
+
+class AuthError(HubError):
+    """No token, or the Hub rejected it."""
+
+    exit_code = 4

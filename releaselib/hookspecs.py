@@ -1,0 +1,57 @@
+"""The hook specifications of openenv-release.
+
+Every hook is a list hook: results from all plugins are collected, attributed to the
+plugin that returned them, and checked for clashes by :mod:`releaselib.plugins`.
+Hooks receive narrow arguments (an env name), never the whole release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from releaselib.records import Check, EnvProfile, Fix, Probe
+
+PROJECT = "openenv_release"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def openenv_release_envs() -> Iterable[EnvProfile]:
+    """Profiles of the envs this plugin owns.
+
+    An env claimed by two plugins, or a canonical repo claimed by two envs, is an error
+    naming both plugins.
+
+    Example::
+
+        @hookimpl
+        def openenv_release_envs():
+            return (EnvProfile("repl_env", targets=(CanonicalTarget("repl"),)),)
+    """
+
+
+@hookspec
+def openenv_release_fixes(env: str) -> Iterable[Fix]:
+    """Fixes to apply to ``env``'s staged tree, in order; return ``()`` for envs you don't own.
+
+    :param env: the env directory name, e.g. ``"maze_env"``.
+    """
+
+
+@hookspec
+def openenv_release_probes(env: str) -> Iterable[Probe]:
+    """Probes the verifier sends to ``env`` instead of schema-derived ones; ``()`` if none.
+
+    :param env: the env directory name.
+    """
+
+
+@hookspec
+def openenv_release_checks() -> Iterable[Check]:
+    """Static checks run on every staged tree."""

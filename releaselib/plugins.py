@@ -1,0 +1,172 @@
+"""Loading plugins and collecting their records.
+
+``get_plugin_manager()`` builds a fresh manager (never a module global): built-in plugins from
+an explicit tuple, then outside plugins from the ``openenv_release`` entry-point group, minus
+those named in ``OPENENV_RELEASE_DISABLE_PLUGINS`` (comma-separated). ``check_pending()`` makes
+a misspelled hook an error. ``PluginRegistry`` calls each implementation itself so every record
+is attributed to its plugin, and clashes are errors naming both plugins.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import pluggy
+
+from releaselib import hookspecs
+from releaselib.errors import PluginError
+from releaselib.records import Check, EnvProfile, Fix, Probe
+
+DISABLE_VAR = "OPENENV_RELEASE_DISABLE_PLUGINS"
+TRACE_VAR = "OPENENV_RELEASE_TRACE_PLUGINS"
+
+T = TypeVar("T")
+
+
+def builtin_plugins() -> tuple[str, ...]:
+    """Module paths of the built-in plugins (``env_plugins.BUILTIN_PLUGINS``)."""
+    from env_plugins import BUILTIN_PLUGINS
+
+    return BUILTIN_PLUGINS
+
+
+def get_plugin_manager(
+    builtins: Sequence[str] | None = None,
+    *,
+    entry_points: bool = True,
+    disabled: Iterable[str] | None = None,
+) -> pluggy.PluginManager:
+    """Return a new plugin manager with built-in and entry-point plugins registered."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    if disabled is None:
+        disabled = [n.strip() for n in os.environ.get(DISABLE_VAR, "").split(",") if n.strip()]
+    for name in disabled:
+        pm.set_blocked(name)
+    for module_path in builtin_plugins() if builtins is None else builtins:
+        if pm.is_blocked(module_path):
+            continue
+        try:
+            module = importlib.import_module(module_path)
+        except Exception as exc:  # a broken plugin names itself, never a bare traceback
+            raise PluginError(
+                f"plugin {module_path} failed to import: {type(exc).__name__}: {exc}",
+                remedy=f"fix it or disable it with {DISABLE_VAR}={module_path}",
+            ) from exc
+        pm.register(module, name=module_path)
+    if entry_points:
+        try:
+            pm.load_setuptools_entrypoints(hookspecs.PROJECT)
+        except Exception as exc:
+            raise PluginError(
+                f"an entry-point plugin of group {hookspecs.PROJECT!r} failed to load: {exc}",
+                remedy=f"fix it or disable it with {DISABLE_VAR}=<name>",
+            ) from exc
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as exc:
+        raise PluginError(
+            f"plugin {exc.plugin!r} implements an unknown hook: {exc}",
+            remedy="check the hook name against releaselib/hookspecs.py",
+        ) from exc
+    if os.environ.get(TRACE_VAR):
+        pm.trace.root.setwriter(sys.stderr.write)
+        pm.enable_tracing()
+    return pm
+
+
+@dataclass(frozen=True)
+class Owned(Generic[T]):
+    """A record and the plugin that returned it."""
+
+    plugin: str
+    record: T
+
+
+class PluginRegistry:
+    """The plugins' answers, attributed and checked for clashes."""
+
+    def __init__(self, pm: pluggy.PluginManager) -> None:
+        self.pm = pm
+        self._profiles: dict[str, Owned[EnvProfile]] | None = None
+
+    def _collect(self, hook_name: str, kind: type[T], **kwargs: Any) -> list[Owned[T]]:
+        hook = getattr(self.pm.hook, hook_name)
+        out: list[Owned[T]] = []
+        for impl in reversed(hook.get_hookimpls()):  # registration order
+            plugin = impl.plugin_name
+            call: Callable[..., Any] = impl.function
+            try:
+                result = call(**{k: v for k, v in kwargs.items() if k in impl.argnames})
+                records = list(result or ())
+            except Exception as exc:
+                raise PluginError(
+                    f"plugin {plugin} raised in {hook_name}: {type(exc).__name__}: {exc}",
+                    remedy=f"fix the plugin or disable it with {DISABLE_VAR}={plugin}",
+                ) from exc
+            for record in records:
+                if not isinstance(record, kind):
+                    raise PluginError(
+                        f"plugin {plugin} returned {type(record).__name__} from {hook_name}",
+                        remedy=f"return {kind.__name__} records",
+                    )
+                out.append(Owned(plugin, record))
+        return out
+
+    def profiles(self) -> dict[str, Owned[EnvProfile]]:
+        """Env name -> its profile; raises PluginError on any clash of env or canonical repo."""
+        if self._profiles is not None:
+            return self._profiles
+        by_env: dict[str, Owned[EnvProfile]] = {}
+        by_repo: dict[str, Owned[EnvProfile]] = {}
+        for owned in self._collect("openenv_release_envs", EnvProfile):
+            env = owned.record.env
+            if env in by_env:
+                raise PluginError(
+                    f"env {env} is claimed by two plugins: {by_env[env].plugin} and {owned.plugin}",
+                    remedy=f"disable one with {DISABLE_VAR}",
+                )
+            by_env[env] = owned
+            for target in owned.record.targets:
+                if target.repo in by_repo:
+                    other = by_repo[target.repo]
+                    raise PluginError(
+                        f"canonical repo {target.repo} is claimed by {other.record.env} "
+                        f"({other.plugin}) and {env} ({owned.plugin})",
+                        remedy="give each canonical Space to exactly one env",
+                    )
+                by_repo[target.repo] = owned
+        self._profiles = dict(sorted(by_env.items()))
+        return self._profiles
+
+    def profile(self, env: str) -> EnvProfile:
+        owned = self.profiles().get(env)
+        return owned.record if owned else EnvProfile(env)
+
+    def plugin_for(self, env: str) -> str | None:
+        owned = self.profiles().get(env)
+        return owned.plugin if owned else None
+
+    def fixes(self, env: str) -> list[Owned[Fix]]:
+        return self._collect("openenv_release_fixes", Fix, env=env)
+
+    def probes(self, env: str) -> list[Owned[Probe]]:
+        return self._collect("openenv_release_probes", Probe, env=env)
+
+    def checks(self) -> list[Owned[Check]]:
+        checks = self._collect("openenv_release_checks", Check)
+        seen: dict[str, str] = {}
+        for owned in checks:
+            if owned.record.name in seen:
+                raise PluginError(
+                    f"check {owned.record.name} is defined by {seen[owned.record.name]} "
+                    f"and {owned.plugin}",
+                    remedy="rename one of them",
+                )
+            seen[owned.record.name] = owned.plugin
+        return checks

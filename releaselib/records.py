@@ -1,0 +1,183 @@
+"""Frozen records passed between steps and returned by plugins.
+
+Plugins return these; the host validates them here, in ``__post_init__``, so a bad record
+fails where it is made, naming the field.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ENV_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")
+REPO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")
+SPACE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")
+
+
+def check_env_name(name: str) -> str:
+    """Return ``name`` if it is a safe env directory name, else raise ValueError."""
+    if not ENV_NAME.match(name) or ".." in name:
+        raise ValueError(f"{name!r} is not a valid env name (letters, digits, '_', '-', '.')")
+    return name
+
+
+@dataclass(frozen=True)
+class CanonicalTarget:
+    """An unsuffixed Space an env promotes into, with the env vars that Space needs."""
+
+    repo: str
+    variables: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not REPO_NAME.match(self.repo) or "/" in self.repo:
+            raise ValueError(f"canonical target {self.repo!r} must be a bare repo name, no owner")
+
+    @property
+    def env_vars(self) -> dict[str, str]:
+        return dict(self.variables)
+
+
+@dataclass(frozen=True)
+class EnvProfile:
+    """What a plugin says about one env: its canonical targets, probe timeout, needs."""
+
+    env: str
+    targets: tuple[CanonicalTarget, ...] = ()
+    probe_timeout: float | None = None
+    secrets: tuple[str, ...] = ()
+    hardware: str | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        check_env_name(self.env)
+        repos = [t.repo for t in self.targets]
+        if len(repos) != len(set(repos)):
+            raise ValueError(f"{self.env}: canonical targets repeat a repo: {repos}")
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A change a plugin makes to one env's staged tree.
+
+    ``apply`` receives the staged tree's root and edits files through releaselib.edit
+    (parsers, never text substitution). It returns a short description of what it did,
+    or ``None`` when there was nothing to do.
+    """
+
+    name: str
+    why: str
+    apply: Callable[[Path], str | None]
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.why:
+            raise ValueError("a Fix needs a name and a why")
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One runtime request the verifier sends instead of the schema-derived one."""
+
+    name: str
+    method: str
+    path: str
+    body: Mapping[str, Any] | None = None
+    expect_status: int = 200
+
+    def __post_init__(self) -> None:
+        if self.method.upper() not in {"GET", "POST"}:
+            raise ValueError(f"probe {self.name}: method must be GET or POST")
+        if not self.path.startswith("/"):
+            raise ValueError(f"probe {self.name}: path must start with '/'")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem a static check found in a staged tree."""
+
+    check: str
+    file: str
+    line: int | None
+    message: str
+    remedy: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.message} ({self.check}); {self.remedy}"
+
+
+@dataclass(frozen=True)
+class Check:
+    """A static check of a staged tree; ``run`` returns findings (empty when it passes)."""
+
+    name: str
+    description: str
+    run: Callable[[Path], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Change:
+    """One recorded rewrite in a staged file."""
+
+    file: str
+    line: int | None
+    before: str
+    after: str
+    why: str
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """An env directory found under ``envs/`` of an OpenEnv checkout."""
+
+    name: str
+    path: Path
+    dockerfile: Path | None
+    readme: Path | None
+    deployable: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class StagedSpace:
+    """The result of staging one env."""
+
+    env: str
+    space_id: str
+    staged_dir: Path
+    ok: bool
+    manifest: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    manifest_hash: str = ""
+    fixes: tuple[str, ...] = ()
+    checks: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    changes: tuple[Change, ...] = ()
+    error: str | None = None
+
+    @property
+    def files(self) -> int:
+        return len(self.manifest)
+
+    @property
+    def bytes(self) -> int:
+        return sum(size for _, size in self.manifest.values())
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "env": self.env,
+            "space_id": self.space_id,
+            "staged_dir": str(self.staged_dir),
+            "ok": self.ok,
+            "fixes": list(self.fixes),
+            "checks": list(self.checks),
+            "files": self.files,
+            "bytes": self.bytes,
+            "manifest_hash": self.manifest_hash,
+            "changes": [
+                {"file": c.file, "line": c.line, "before": c.before, "after": c.after, "why": c.why}
+                for c in self.changes
+            ],
+            "error": self.error,
+        }
