@@ -98,7 +98,7 @@ class PluginRegistry:
     def _collect(self, hook_name: str, kind: type[T], **kwargs: Any) -> list[Owned[T]]:
         hook = getattr(self.pm.hook, hook_name)
         out: list[Owned[T]] = []
-        for impl in reversed(hook.get_hookimpls()):  # registration order
+        for impl in hook.get_hookimpls():  # registration order
             plugin = impl.plugin_name
             call: Callable[..., Any] = impl.function
             try:
@@ -170,3 +170,20 @@ class PluginRegistry:
                 )
             seen[owned.record.name] = owned.plugin
         return checks
+
+    def describe(self) -> list[dict[str, object]]:
+        """One row per plugin: the envs it owns, its fixes, probes, checks and targets."""
+        rows: dict[str, dict[str, list[str]]] = {
+            name: {"envs": [], "fixes": [], "probes": [], "checks": [], "targets": []}
+            for name, _ in self.pm.list_name_plugin()
+        }
+        for env, owned in self.profiles().items():
+            rows[owned.plugin]["envs"].append(env)
+            rows[owned.plugin]["targets"] += [t.repo for t in owned.record.targets]
+            for fix in self.fixes(env):
+                rows[fix.plugin]["fixes"].append(f"{env}:{fix.record.name}")
+            for probe in self.probes(env):
+                rows[probe.plugin]["probes"].append(f"{env}:{probe.record.name}")
+        for check in self.checks():
+            rows[check.plugin]["checks"].append(check.record.name)
+        return [{"plugin": name, **row} for name, row in rows.items()]

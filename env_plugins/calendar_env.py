@@ -1,0 +1,18 @@
+"""calendar_env: drop client_notebooks/ (its tunnel notes trip the Hub's content filters)."""
+
+from releaselib.hookspecs import hookimpl
+from releaselib.records import EnvProfile
+
+from env_plugins._common import drop_dirs
+
+ENV = "calendar_env"
+
+
+@hookimpl
+def openenv_release_envs():
+    return (EnvProfile(ENV, secrets=("DEFAULT_AUTH_TOKEN",), note="custom FastAPI app on port 8004"),)
+
+
+@hookimpl
+def openenv_release_fixes(env):
+    return (drop_dirs(ENV, "client_notebooks"),) if env == ENV else ()

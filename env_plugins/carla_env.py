@@ -1,0 +1,9 @@
+"""carla_env: needs a GPU Space (T4 or better); its build downloads about 10 GB."""
+
+from releaselib.hookspecs import hookimpl
+from releaselib.records import EnvProfile
+
+
+@hookimpl
+def openenv_release_envs():
+    return (EnvProfile("carla_env", hardware="t4-medium", probe_timeout=120.0),)

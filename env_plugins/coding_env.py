@@ -1,0 +1,9 @@
+"""coding_env: its canonical Space has the env's own name (openenv/coding_env)."""
+
+from releaselib.hookspecs import hookimpl
+from releaselib.records import CanonicalTarget, EnvProfile
+
+
+@hookimpl
+def openenv_release_envs():
+    return (EnvProfile("coding_env", targets=(CanonicalTarget("coding_env"),)),)

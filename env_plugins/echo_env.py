@@ -1,0 +1,9 @@
+"""echo_env: its canonical Space has the env's own name (openenv/echo_env)."""
+
+from releaselib.hookspecs import hookimpl
+from releaselib.records import CanonicalTarget, EnvProfile
+
+
+@hookimpl
+def openenv_release_envs():
+    return (EnvProfile("echo_env", targets=(CanonicalTarget("echo_env"),)),)

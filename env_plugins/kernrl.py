@@ -1,0 +1,9 @@
+"""kernrl: needs an NVIDIA GPU with the CUDA toolkit."""
+
+from releaselib.hookspecs import hookimpl
+from releaselib.records import EnvProfile
+
+
+@hookimpl
+def openenv_release_envs():
+    return (EnvProfile("kernrl", hardware="t4-small"),)

@@ -1,0 +1,9 @@
+"""sumo_rl_env: its canonical Space has the env's own name (openenv/sumo_rl_env)."""
+
+from releaselib.hookspecs import hookimpl
+from releaselib.records import CanonicalTarget, EnvProfile
+
+
+@hookimpl
+def openenv_release_envs():
+    return (EnvProfile("sumo_rl_env", targets=(CanonicalTarget("sumo_rl_env"),)),)

@@ -1,0 +1,9 @@
+"""terminus_env: backed by E2B, so it needs E2B_API_KEY as a Space secret."""
+
+from releaselib.hookspecs import hookimpl
+from releaselib.records import EnvProfile
+
+
+@hookimpl
+def openenv_release_envs():
+    return (EnvProfile("terminus_env", secrets=("E2B_API_KEY",)),)

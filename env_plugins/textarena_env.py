@@ -1,0 +1,20 @@
+"""textarena_env: promotes into the productized canonicals sudoku and wordle, each with its game."""
+
+from releaselib.hookspecs import hookimpl
+from releaselib.records import CanonicalTarget, EnvProfile
+
+ENV = "textarena_env"
+
+
+@hookimpl
+def openenv_release_envs():
+    return (
+        EnvProfile(
+            ENV,
+            targets=(
+                CanonicalTarget("sudoku", (("TEXTARENA_ENV_ID", "Sudoku-v0"),)),
+                CanonicalTarget("wordle", (("TEXTARENA_ENV_ID", "Wordle-v0"),)),
+            ),
+            note="never promote into openenv/textarena_env",
+        ),
+    )

@@ -1,0 +1,9 @@
+"""unity_env: slow to reset (downloads Unity binaries at runtime); amd64 only."""
+
+from releaselib.hookspecs import hookimpl
+from releaselib.records import EnvProfile
+
+
+@hookimpl
+def openenv_release_envs():
+    return (EnvProfile("unity_env", probe_timeout=180.0, hardware="amd64"),)

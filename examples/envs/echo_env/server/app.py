@@ -1,0 +1,8 @@
+"""The echo example's FastAPI app."""
+
+from openenv.core.env_server import create_app
+
+from models import EchoAction, EchoObservation
+from server.echo_environment import EchoEnvironment
+
+app = create_app(EchoEnvironment, EchoAction, EchoObservation, env_name="echo_env")

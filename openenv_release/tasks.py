@@ -1,0 +1,134 @@
+"""The Invoke tasks: parse flags, build the release tuple, call releaselib, print.
+
+The same collection runs as ``invoke <task>`` from the project root (tasks.py) and as the
+console script ``openenv-release <task>`` from anywhere.
+"""
+
+from __future__ import annotations
+
+import json as jsonlib
+import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from invoke import Collection, Context, Exit, task
+from rich.console import Console
+
+from releaselib import console as out
+from releaselib.discover import discover_envs, select_envs
+from releaselib.errors import ReleaseError
+from releaselib.options import Options, build_config, find_repo, pick
+from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.stage import stage_envs
+
+TUPLE_HELP = {
+    "repo": "OpenEnv checkout (default: the current directory, if it is one)",
+    "env": "env to work on (repeatable; default: every deployable env)",
+    "all": "every deployable env (the default when no --env is given)",
+    "version": "release version (default: the checkout's pyproject version)",
+    "namespace": "Hub namespace of the Spaces (default: openenv)",
+    "suffix": "Space suffix (default: -<version>)",
+    "base_image": "base image repository (default: ghcr.io/huggingface/openenv-base)",
+    "base_sha": "base image tag/sha instead of latest",
+    "staging_dir": "where staged trees go (default: ./hf-staging)",
+    "json": "print one JSON document on stdout instead of tables",
+}
+
+
+@contextmanager
+def reported() -> Iterator[None]:
+    """Turn a ReleaseError into one line and its exit code; no traceback unless --debug."""
+    try:
+        yield
+    except ReleaseError as exc:
+        raise Exit(f"error: {exc.one_line()}", code=exc.exit_code) from None
+    except KeyboardInterrupt:
+        raise Exit("interrupted", code=130) from None
+    except Exception as exc:
+        if logging.getLogger().isEnabledFor(logging.DEBUG) or os.environ.get("OPENENV_RELEASE_DEBUG"):
+            raise
+        raise Exit(
+            f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+            code=70,
+        ) from None
+
+
+def consoles(as_json: bool) -> Console:
+    """Where human output goes: stdout, or stderr when stdout carries JSON."""
+    return Console(stderr=as_json, highlight=False)
+
+
+def release_config(c: Context) -> dict[str, Any]:
+    section = c.config.get("release", {})
+    return dict(section) if section else {}
+
+
+@task(help=TUPLE_HELP)
+def envs(c, repo=None, json=False):
+    """List every env under envs/: deployable or not and why, its plugin and canonical targets."""
+    with reported():
+        checkout = find_repo(pick("repo", repo, release_config(c)))
+        registry = PluginRegistry(get_plugin_manager())
+        specs = discover_envs(checkout)
+        if json:
+            print(jsonlib.dumps([
+                {
+                    "env": s.name,
+                    "deployable": s.deployable,
+                    "why": s.reason,
+                    "plugin": registry.plugin_for(s.name),
+                    "canonical_targets": [
+                        {"repo": t.repo, "variables": t.env_vars}
+                        for t in registry.profile(s.name).targets
+                    ],
+                }
+                for s in specs
+            ], indent=2))
+            return
+        out.print_envs(consoles(False), specs, registry)
+
+
+@task(iterable=["env"], help=TUPLE_HELP)
+def stage(
+    c, repo=None, env=None, all_=False, version=None, base_image=None, base_sha=None,
+    namespace=None, suffix=None, staging_dir=None, json=False,
+):
+    """Stage envs into Space-ready trees (the checkout is never modified)."""
+    with reported():
+        options = Options(
+            repo=repo, version=version, base_image=base_image, base_sha=base_sha,
+            namespace=namespace, suffix=suffix, staging_dir=staging_dir,
+        )
+        config, resolution = build_config(options, release_config(c))
+        console = consoles(json)
+        out.print_tuple(console, config, resolution)
+        registry = PluginRegistry(get_plugin_manager())
+        specs = select_envs(discover_envs(config.repo), [] if all_ else env or [])
+        staged = stage_envs(config, specs, registry)
+        if json:
+            print(jsonlib.dumps(
+                {"config": config.as_json(), "envs": [s.as_json() for s in staged]}, indent=2
+            ))
+        else:
+            out.print_staged(console, staged)
+        if any(not s.ok for s in staged):
+            raise Exit(code=1)
+
+
+@task
+def plugins(c, json=False):
+    """List the plugins with their envs, fixes, probes and canonical targets."""
+    with reported():
+        registry = PluginRegistry(get_plugin_manager())
+        rows = registry.describe()
+        if json:
+            print(jsonlib.dumps(rows, indent=2))
+            return
+        out.print_plugins(consoles(False), rows)
+
+
+ns = Collection(envs, stage, plugins)
+ns.configure({"release": {}})
+

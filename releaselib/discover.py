@@ -1,0 +1,94 @@
+"""Which envs an OpenEnv checkout has, and which of them can be deployed."""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+
+from releaselib.errors import UsageError
+from releaselib.records import EnvSpec
+
+
+def is_openenv_checkout(path: Path) -> bool:
+    """True when ``path`` looks like an OpenEnv checkout: ``envs/`` and a root pyproject."""
+    return (path / "envs").is_dir() and (path / "pyproject.toml").is_file()
+
+
+def checkout_project(repo: Path) -> tuple[str, str]:
+    """The root pyproject's ``(name, version)``; a UsageError names the file when it can't."""
+    path = repo / "pyproject.toml"
+    try:
+        project = tomllib.loads(path.read_text(encoding="utf-8")).get("project", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read the version ({exc})", remedy="pass --version") from exc
+    name, version = project.get("name"), project.get("version")
+    if not isinstance(name, str) or not isinstance(version, str):
+        raise UsageError(f"{path}: no [project] name and version", remedy="pass --version")
+    return name, version
+
+
+def env_dockerfile(env_dir: Path) -> Path | None:
+    """``server/Dockerfile`` when present (it wins), else ``Dockerfile`` at the env root."""
+    for candidate in (env_dir / "server" / "Dockerfile", env_dir / "Dockerfile"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def describe_env(env_dir: Path) -> EnvSpec:
+    """An EnvSpec for one directory under ``envs/``, deployable or not and why."""
+    dockerfile = env_dockerfile(env_dir)
+    readme = env_dir / "README.md"
+    has_readme = readme.is_file()
+    missing = [
+        what
+        for what, present in (
+            ("a Dockerfile (server/Dockerfile or Dockerfile)", dockerfile is not None),
+            ("README.md", has_readme),
+        )
+        if not present
+    ]
+    reason = "no " + " and no ".join(missing) if missing else (
+        f"{dockerfile.relative_to(env_dir)} and README.md" if dockerfile else ""
+    )
+    return EnvSpec(
+        name=env_dir.name,
+        path=env_dir,
+        dockerfile=dockerfile,
+        readme=readme if has_readme else None,
+        deployable=not missing,
+        reason=reason,
+    )
+
+
+def discover_envs(repo: Path) -> list[EnvSpec]:
+    """Every env directory under ``repo/envs`` (dot and dunder dirs skipped), sorted by name."""
+    envs_dir = repo / "envs"
+    if not envs_dir.is_dir():
+        raise UsageError(f"{repo} has no envs/ directory", remedy="pass --repo <OpenEnv checkout>")
+    return [
+        describe_env(child)
+        for child in sorted(envs_dir.iterdir())
+        if child.is_dir() and not child.name.startswith((".", "__"))
+    ]
+
+
+def select_envs(specs: Iterable[EnvSpec], names: Iterable[str]) -> list[EnvSpec]:
+    """The specs named in ``names`` (all deployable ones when empty), in checkout order.
+
+    An unknown name is a UsageError listing the closest names.
+    """
+    specs = list(specs)
+    wanted = list(dict.fromkeys(names))
+    if not wanted:
+        return [s for s in specs if s.deployable]
+    by_name = {s.name: s for s in specs}
+    unknown = [n for n in wanted if n not in by_name]
+    if unknown:
+        name = unknown[0]
+        close = difflib.get_close_matches(name, list(by_name), n=3, cutoff=0.5)
+        hint = f"did you mean {', '.join(close)}?" if close else "run `envs` to list them"
+        raise UsageError(f"--env {name!r}: no such env under envs/", remedy=hint)
+    return [by_name[n] for n in sorted(wanted, key=list(by_name).index)]

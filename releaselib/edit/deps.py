@@ -1,0 +1,358 @@
+"""Pin every OpenEnv dependency of a staged Space to the release's git ref.
+
+A loose spec (``openenv[core]>=0.2.2``) or an OpenEnv git URL without a ref (or at ``@main``/
+``@master``) would let a sweep install an older PyPI release or a moving branch; each becomes
+``<dist>[core] @ git+https://github.com/huggingface/OpenEnv.git@<ref>``. Decisions:
+
+- Extras beyond ``core`` are kept (``openenv[cli]>=0.2`` -> ``openenv[core,cli] @ ...``), since
+  dropping one would silently drop packages the env needs; ``core`` is always added.
+- Environment markers are kept as written, after `` ; `` (pip needs the space after a URL).
+- Deliberate pins are left alone and not recorded: a git URL at any other ref (tag or sha), a URL
+  to any other repository or file, and version specs with an upper bound or an exact version
+  (``==``, ``===``, ``<``, ``<=``, ``~=``; ``pin`` writes such bounds for failed envs).
+- A project's references to itself (the root ``all = ["openenv[core]", ...]``) are not
+  dependencies and are never touched.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import tomlkit
+from packaging.markers import InvalidMarker, Marker
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from tomlkit.exceptions import ParseError
+from tomlkit.items import Array, String, StringType
+
+from releaselib.errors import StageError
+from releaselib.records import Change
+
+OPENENV_DISTS = frozenset({"openenv", "openenv-core"})
+OPENENV_GIT = "git+https://github.com/huggingface/OpenEnv.git"
+REMEDY = "fix the file in the checkout"
+
+# Either org, with or without .git, an optional @ref and an optional #egg= fragment.
+_OPENENV_URL = re.compile(
+    r"git\+https://github\.com/(?:huggingface|meta-pytorch)/openenv(?:\.git)?"
+    r"(?:@(?P<ref>[^#@\s]+))?(?:#egg=[\w.\[\],-]+)?",
+    re.IGNORECASE,
+)
+_MOVING_REFS = frozenset({None, "main", "master"})
+_LOOSE_OPERATORS = frozenset({">=", ">", "!="})
+_LEADING_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:$|[\[;@<>=!~(\s])")
+
+# Shell text of one RUN instruction: a line continuation, a comment, a control operator (a bare
+# newline ends a command, as in a heredoc), or a word made of quoted and unquoted pieces.
+_SHELL_TOKEN = re.compile(
+    r"""(?P<continuation>\\\n)
+      | (?P<comment>(?<![^\s])\#[^\n]*)
+      | (?P<op>&&|\|\||[;&|()<>\n])
+      | (?P<word>(?:'[^']*'|"(?:[^"\\]|\\.)*"|\\[^\n]|[^\s'"\\;&|()<>])+)""",
+    re.VERBOSE | re.DOTALL,
+)
+_PIP = re.compile(r"(?:.*/)?pip(?:\d+(?:\.\d+)*)?")
+_OPTIONS_WITH_VALUE = frozenset({"-e", "--editable", "-r", "--requirement", "-c", "--constraint"})
+_DOUBLE_QUOTE_UNSAFE = frozenset('"\\$`')
+
+
+def pinned_requirement(
+    dist: str, ref: str, marker: str | None = None, *, extras: tuple[str, ...] = ()
+) -> str:
+    """Return ``<dist>[core,...] @ git+https://github.com/huggingface/OpenEnv.git@<ref>``."""
+    if dist not in OPENENV_DISTS:
+        raise ValueError(f"{dist!r} is not an OpenEnv distribution ({sorted(OPENENV_DISTS)})")
+    if not ref or any(c.isspace() or c in "@#;" for c in ref):
+        raise ValueError(f"{ref!r} is not a usable git ref")
+    names = ["core", *sorted({e.lower() for e in extras} - {"core"})]
+    pinned = f"{dist}[{','.join(names)}] @ {OPENENV_GIT}@{ref}"
+    return f"{pinned} ; {marker}" if marker else pinned
+
+
+def rewrite_requirement(spec: str, *, dist: str, ref: str) -> str | None:
+    """Return the pinned form of ``spec`` if it is an OpenEnv requirement to pin, else None.
+
+    ``spec`` may also be a bare OpenEnv git URL, as pip and requirements files accept.
+    Raises ``InvalidRequirement`` when ``spec`` names OpenEnv but cannot be parsed.
+    """
+    bare = _bare_openenv_url(spec)
+    if bare is not None:
+        url_ref, marker = bare
+        new = pinned_requirement(dist, ref, marker) if url_ref in _MOVING_REFS else None
+    else:
+        req = _parse(spec)
+        if req is None or not _needs_pin(req):
+            return None
+        new = pinned_requirement(dist, ref, _marker(spec, req), extras=tuple(req.extras))
+    return None if new == spec.strip() else new
+
+
+def find_openenv_requirements(text: str, *, path: str = "pyproject.toml") -> list[str]:
+    """Every OpenEnv requirement string in a pyproject's dependency lists, pinned or not."""
+    doc = _parse_toml(text, path)
+    own = _own_name(doc)
+    return [
+        str(item)
+        for array in _requirement_arrays(doc)
+        for item in array
+        if isinstance(item, str) and _names_openenv(item) and not _is_self(item, own)
+    ]
+
+
+def rewrite_pyproject(text: str, *, path: str, dist: str, ref: str) -> tuple[str, list[Change]]:
+    """Pin OpenEnv dependencies in a pyproject and drop ``tool.uv.sources`` path entries."""
+    doc = _parse_toml(text, path)
+    own = _own_name(doc)
+    changes: list[Change] = []
+    seen: Counter[str] = Counter()
+    for array in _requirement_arrays(doc):
+        for index, item in enumerate(array):
+            if not isinstance(item, String) or _is_self(str(item), own):
+                continue
+            spec = str(item)
+            seen[spec] += 1
+            line = _line_of(text, spec, seen[spec])
+            new = _rewrite_at(spec, path, line, dist=dist, ref=ref)
+            if new is not None:
+                array[index] = _like(item, new)
+                changes.append(Change(path, line, spec, new, _why(spec, ref)))
+    changes += _drop_path_sources(doc, text, path)
+    return (tomlkit.dumps(doc) if changes else text), changes
+
+
+def rewrite_requirements_txt(
+    text: str, *, path: str, dist: str, ref: str
+) -> tuple[str, list[Change]]:
+    """Pin OpenEnv lines of a requirements file; comments, options and line endings stay."""
+    lines = text.split("\n")
+    changes: list[Change] = []
+    for number, line in enumerate(lines, start=1):
+        start, end = _requirement_span(line)
+        spec = line[start:end]
+        if not spec or spec.startswith("-"):
+            continue
+        new = _rewrite_at(spec, path, number, dist=dist, ref=ref)
+        if new is not None:
+            lines[number - 1] = line[:start] + new + line[end:]
+            changes.append(Change(path, number, spec, new, _why(spec, ref)))
+    return "\n".join(lines), changes
+
+
+def rewrite_shell_command(
+    command: str, *, path: str, line: int, dist: str, ref: str
+) -> tuple[str, list[Change]]:
+    """Pin OpenEnv specs given to ``pip install`` (any pip, ``uv pip``) in one RUN instruction.
+
+    ``line`` is the file line where ``command`` starts; only the rewritten words change.
+    """
+    pieces: list[str] = []
+    changes: list[Change] = []
+    done = 0
+    for match in _install_arguments(command):
+        value = _unquote(match.group())
+        word_line = line + command.count("\n", 0, match.start())
+        new = _rewrite_at(value, path, word_line, dist=dist, ref=ref)
+        if new is None:
+            continue
+        pieces += [command[done : match.start()], _shell_quote(new, match.group()[0])]
+        done = match.end()
+        changes.append(Change(path, word_line, value, new, _why(value, ref)))
+    return "".join([*pieces, command[done:]]), changes
+
+
+def _rewrite_at(spec: str, path: str, line: int | None, *, dist: str, ref: str) -> str | None:
+    """``rewrite_requirement``, with an unparseable OpenEnv spec reported at ``path:line``."""
+    try:
+        return rewrite_requirement(spec, dist=dist, ref=ref)
+    except InvalidRequirement as exc:
+        where = f"{path}:{line}" if line else path
+        raise StageError(
+            f"{where}: cannot parse OpenEnv requirement {spec!r} ({exc})", remedy=REMEDY
+        ) from exc
+
+
+def _bare_openenv_url(spec: str) -> tuple[str | None, str | None] | None:
+    """(ref, marker) if ``spec`` is a bare OpenEnv git URL (with an optional marker), else None."""
+    url, _, marker = spec.partition(";")
+    match = _OPENENV_URL.fullmatch(url.strip())
+    if match is None:
+        return None
+    return match.group("ref"), marker.strip() or None
+
+
+def _parse(spec: str) -> Requirement | None:
+    """The parsed requirement if it names OpenEnv, None if it doesn't; raise if it can't tell."""
+    try:
+        req = Requirement(spec)
+    except InvalidRequirement:
+        if _names_openenv(spec):
+            raise
+        return None
+    return req if canonicalize_name(req.name) in OPENENV_DISTS else None
+
+
+def _names_openenv(spec: str) -> bool:
+    """True if ``spec`` (parseable or not) is a requirement on an OpenEnv distribution."""
+    if _bare_openenv_url(spec) is not None:
+        return True
+    match = _LEADING_NAME.match(spec)
+    return match is not None and canonicalize_name(match.group(1)) in OPENENV_DISTS
+
+
+def _needs_pin(req: Requirement) -> bool:
+    """True for a loose version spec or an OpenEnv git URL at no ref, main or master."""
+    if req.url is not None:
+        match = _OPENENV_URL.fullmatch(req.url)
+        return match is not None and match.group("ref") in _MOVING_REFS
+    return all(s.operator in _LOOSE_OPERATORS for s in req.specifier)
+
+
+def _marker(spec: str, req: Requirement) -> str | None:
+    """The marker of ``spec`` as its author wrote it, or packaging's form if that is ambiguous."""
+    if req.marker is None:
+        return None
+    written = spec.partition(";")[2].strip()
+    return written if _same_marker(written, req.marker) else str(req.marker)
+
+
+def _same_marker(text: str, marker: Marker) -> bool:
+    try:
+        return Marker(text) == marker
+    except InvalidMarker:
+        return False
+
+
+def _why(before: str, ref: str) -> str:
+    """The recorded reason for pinning ``before``."""
+    if _OPENENV_URL.search(before):
+        return f"OpenEnv git URL follows a moving branch; pinned to {ref}"
+    return f"loose OpenEnv spec would install an older PyPI release; pinned to {ref}"
+
+
+def _parse_toml(text: str, path: str) -> Any:
+    try:
+        return tomlkit.parse(text)
+    except ParseError as exc:
+        raise StageError(f"{path}:{exc.line}: not valid TOML ({exc})", remedy=REMEDY) from exc
+
+
+def _own_name(doc: Any) -> str | None:
+    name = doc.get("project", {}).get("name")
+    return canonicalize_name(name) if isinstance(name, str) else None
+
+
+def _is_self(spec: str, own: str | None) -> bool:
+    """True if ``spec`` names the project itself (an extra of its own, like ``openenv[cli]``)."""
+    match = _LEADING_NAME.match(spec)
+    return own is not None and match is not None and canonicalize_name(match.group(1)) == own
+
+
+def _requirement_arrays(doc: Any) -> Iterator[Array]:
+    """project.dependencies, each optional-dependencies list and each dependency group."""
+    project = doc.get("project", {})
+    candidates = [project.get("dependencies")]
+    candidates += project.get("optional-dependencies", {}).values()
+    candidates += doc.get("dependency-groups", {}).values()
+    yield from (array for array in candidates if isinstance(array, Array))
+
+
+def _like(item: String, new: str) -> String:
+    """A TOML string holding ``new``, in the quoting style of ``item`` where possible."""
+    literal = item.type in (StringType.SLL, StringType.MLL) and "'" not in new
+    return tomlkit.string(new, literal=literal)
+
+
+def _drop_path_sources(doc: Any, text: str, path: str) -> list[Change]:
+    """Remove ``tool.uv.sources`` path entries for OpenEnv and record each removal.
+
+    uv prefers a source over the dependency string, so a path to the OpenEnv checkout (which a
+    Space does not have) would override the pinned git URL; the dependency now carries the pin.
+    """
+    sources = doc.get("tool", {}).get("uv", {}).get("sources", {})
+    changes = []
+    for key in [k for k, v in sources.items() if _is_openenv_path_source(k, v)]:
+        before = f"{key} = {sources[key].as_string().strip()}"
+        sources.remove(key)
+        why = "tool.uv.sources path points at the OpenEnv checkout, absent from the Space; removed"
+        changes.append(Change(path, _source_line(text, key), before, "", why))
+    return changes
+
+
+def _is_openenv_path_source(key: str, value: Any) -> bool:
+    return canonicalize_name(key) in OPENENV_DISTS and isinstance(value, dict) and "path" in value
+
+
+def _source_line(text: str, key: str) -> int | None:
+    pattern = re.compile(rf"""^\s*["']?{re.escape(key)}["']?\s*=.*\bpath\b""")
+    return next(
+        (n for n, line in enumerate(text.splitlines(), start=1) if pattern.match(line)), None
+    )
+
+
+def _line_of(text: str, needle: str, nth: int) -> int | None:
+    """The line of the ``nth`` occurrence of ``needle`` outside a comment (best effort)."""
+    found = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        at = line.find(needle)
+        if at >= 0 and "#" not in line[:at]:
+            found += 1
+            if found == nth:
+                return number
+    return None
+
+
+def _requirement_span(line: str) -> tuple[int, int]:
+    """Start and end of the requirement in a requirements-file line.
+
+    The requirement ends at a `` #`` comment or at per-requirement options (`` --hash=...``).
+    """
+    body = re.split(r"(?:^|\s)#|\s--", line.rstrip("\r"), maxsplit=1)[0]
+    start = len(body) - len(body.lstrip())
+    return start, len(body.rstrip())
+
+
+def _install_arguments(command: str) -> Iterator[re.Match[str]]:
+    """The words given as packages to ``pip install`` in ``command``, one command at a time."""
+    segment: list[re.Match[str]] = []
+    for token in _SHELL_TOKEN.finditer(command):
+        if token.lastgroup == "word":
+            segment.append(token)
+        elif token.lastgroup == "op":
+            yield from _packages(segment)
+            segment = []
+    yield from _packages(segment)
+
+
+def _packages(words: list[re.Match[str]]) -> Iterator[re.Match[str]]:
+    """Package arguments of one simple command, if it is a pip install."""
+    values = [_unquote(w.group()) for w in words]
+    if "install" not in values:
+        return
+    at = values.index("install")
+    if not any(_PIP.fullmatch(v) for v in values[:at]):
+        return
+    skip_next = False
+    for word, value in zip(words[at + 1 :], values[at + 1 :], strict=True):
+        if not skip_next and not value.startswith("-"):
+            yield word
+        skip_next = value in _OPTIONS_WITH_VALUE
+
+
+def _unquote(word: str) -> str:
+    try:
+        return "".join(shlex.split(word))
+    except ValueError:
+        return word
+
+
+def _shell_quote(value: str, first: str) -> str:
+    """``value`` quoted as one shell word, in the original word's quotes where safe."""
+    if first == "'" and "'" not in value:
+        return f"'{value}'"
+    if first != "'" and not _DOUBLE_QUOTE_UNSAFE & set(value):
+        return f'"{value}"'
+    return shlex.quote(value)

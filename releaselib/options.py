@@ -1,0 +1,125 @@
+"""Turn flags, ``OPENENV_RELEASE_*`` variables, invoke config and defaults into a ReleaseConfig.
+
+Order of precedence: a flag given on the command line, then the environment variable
+``OPENENV_RELEASE_<NAME>``, then the ``release`` section of invoke's config files, then the default.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from releaselib import config as cfg
+from releaselib.discover import checkout_project, is_openenv_checkout
+from releaselib.errors import UsageError
+from releaselib.records import SPACE_ID
+from releaselib.refs import resolve_ref
+from releaselib.shell import Runner
+from releaselib.shell import run as default_run
+
+ENV_PREFIX = "OPENENV_RELEASE_"
+
+
+@dataclass(frozen=True)
+class Options:
+    """The release-tuple flags a task received (None = not given)."""
+
+    repo: str | None = None
+    version: str | None = None
+    namespace: str | None = None
+    collection_namespace: str | None = None
+    suffix: str | None = None
+    base_image: str | None = None
+    base_sha: str | None = None
+    staging_dir: str | None = None
+    hub_endpoint: str | None = None
+    hub_tag: str | None = None
+    remote: str | None = None
+    private: bool | None = None
+    jobs: int | None = None
+
+
+def pick(name: str, flag: Any, configured: Mapping[str, Any], default: Any = None) -> Any:
+    """The first of: flag, environment variable, invoke config, default."""
+    if flag is not None:
+        return flag
+    env = os.environ.get(ENV_PREFIX + name.upper())
+    if env is not None and env != "":
+        return env
+    if configured.get(name) is not None:
+        return configured[name]
+    return default
+
+
+def find_repo(given: str | None) -> Path:
+    """``--repo``, else the current directory when it is an OpenEnv checkout."""
+    if given:
+        repo = Path(given).expanduser()
+        if not is_openenv_checkout(repo):
+            raise UsageError(
+                f"--repo {given}: not an OpenEnv checkout (needs envs/ and pyproject.toml)",
+                remedy="point --repo at the root of an OpenEnv clone",
+            )
+        return repo.resolve()
+    here = Path.cwd()
+    if is_openenv_checkout(here):
+        return here.resolve()
+    raise UsageError(
+        "the current directory is not an OpenEnv checkout", remedy="pass --repo PATH"
+    )
+
+
+def check_namespace(flag: str, value: str) -> str:
+    if not SPACE_ID.match(f"{value}/x"):
+        raise UsageError(f"{flag} {value!r} is not a valid Hub namespace", remedy="use letters, digits, '-', '_', '.'")
+    return value
+
+
+def build_config(
+    options: Options,
+    configured: Mapping[str, Any] | None = None,
+    *,
+    runner: Runner = default_run,
+) -> tuple[cfg.ReleaseConfig, cfg.RefResolution]:
+    """Resolve the release tuple, including the OpenEnv ref (which may ask the remote)."""
+    conf = configured or {}
+    repo = find_repo(pick("repo", options.repo, conf))
+    checkout_dist, checkout_version = checkout_project(repo)
+    version = cfg.check_version(str(pick("version", options.version, conf, checkout_version)))
+    suffix = str(pick("suffix", options.suffix, conf, cfg.space_suffix(version)))
+    if not SPACE_ID.match(f"x/x{suffix}"):
+        raise UsageError(f"--suffix {suffix!r} would make an invalid Space name", remedy="use e.g. -0.2.2")
+    base_repo = str(pick("base_image", options.base_image, conf, cfg.DEFAULT_BASE_REPO))
+    base_sha = pick("base_sha", options.base_sha, conf)
+    remote = str(pick("remote", options.remote, conf, cfg.OPENENV_GIT_URL))
+    resolution = resolve_ref(
+        version, repo=repo, checkout_dist=checkout_dist, remote=remote, runner=runner
+    )
+    namespace = check_namespace("--namespace", str(pick("namespace", options.namespace, conf, cfg.DEFAULT_NAMESPACE)))
+    private = pick("private", options.private, conf, True)
+    jobs = int(pick("jobs", options.jobs, conf, 4))
+    if jobs < 1:
+        raise UsageError(f"--jobs {jobs} must be at least 1", remedy="pass --jobs 4")
+    release = cfg.ReleaseConfig(
+        repo=repo,
+        version=version,
+        ref=resolution.ref,
+        ref_reason=resolution.reason,
+        dist=resolution.dist,
+        suffix=suffix,
+        namespace=namespace,
+        collection_namespace=check_namespace(
+            "--collection-namespace",
+            str(pick("collection_namespace", options.collection_namespace, conf, namespace)),
+        ),
+        base_image=cfg.base_image(base_repo, base_sha),
+        private=private if isinstance(private, bool) else str(private).lower() in {"1", "true", "yes"},
+        hub_tag=str(pick("hub_tag", options.hub_tag, conf, cfg.DEFAULT_HUB_TAG)),
+        staging_dir=Path(str(pick("staging_dir", options.staging_dir, conf, "hf-staging"))).resolve(),
+        hub_endpoint=pick("hub_endpoint", options.hub_endpoint, conf) or os.environ.get("HF_ENDPOINT"),
+        jobs=jobs,
+    )
+    return release, resolution

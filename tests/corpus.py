@@ -1,0 +1,41 @@
+"""Materialise an OpenEnv-shaped checkout from ../shared/openenv-snapshot (34 real envs)."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+SNAPSHOT = Path(__file__).resolve().parents[2] / "shared" / "openenv-snapshot"
+
+
+def snapshot_or_skip() -> Path:
+    if not (SNAPSHOT / "envs").is_dir():
+        pytest.skip(f"corpus snapshot not found at {SNAPSHOT} (../shared is absent)")
+    return SNAPSHOT
+
+
+def materialise(dest: Path) -> Path:
+    """Copy the snapshot's envs and root pyproject; empty stand-ins for every src/ path."""
+    snapshot = snapshot_or_skip()
+    shutil.copytree(snapshot / "envs", dest / "envs")
+    shutil.copyfile(snapshot / "pyproject.toml", dest / "pyproject.toml")
+    for line in (snapshot / "SRC_LAYOUT.txt").read_text().splitlines():
+        if line.strip():
+            path = dest / line.strip()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch()
+    return dest
+
+
+def tree_digest(root: Path) -> str:
+    """A digest of every path, mode and byte under ``root``."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(oct(path.stat().st_mode).encode())
+        if path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()

@@ -1,0 +1,112 @@
+"""The plugin manager and registry: attribution, clashes, broken plugins, misspelled hooks."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+from releaselib.errors import PluginError
+from releaselib.hookspecs import hookimpl
+from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.records import CanonicalTarget, EnvProfile, Fix
+
+
+def plugin_module(name: str, **hooks: object) -> str:
+    """Register a throwaway module named ``name`` holding ``hooks`` and return its import path."""
+    module = types.ModuleType(name)
+    for hook_name, function in hooks.items():
+        setattr(module, hook_name, hookimpl(function))
+    sys.modules[name] = module
+    return name
+
+
+@pytest.fixture
+def make_registry(monkeypatch: pytest.MonkeyPatch):
+    created: list[str] = []
+
+    def make(*modules: str) -> PluginRegistry:
+        created.extend(modules)
+        return PluginRegistry(get_plugin_manager(modules, entry_points=False, disabled=()))
+
+    yield make
+    for name in created:
+        sys.modules.pop(name, None)
+
+
+def test_profiles_are_attributed_to_their_plugin(make_registry) -> None:
+    a = plugin_module("plug_a", openenv_release_envs=lambda: [EnvProfile("repl_env", targets=(CanonicalTarget("repl"),))])
+    registry = make_registry(a)
+    assert registry.plugin_for("repl_env") == "plug_a"
+    assert registry.profile("repl_env").targets[0].repo == "repl"
+    assert registry.profile("unknown_env") == EnvProfile("unknown_env")
+
+
+def test_two_plugins_claiming_one_env_is_an_error_naming_both(make_registry) -> None:
+    a = plugin_module("plug_a", openenv_release_envs=lambda: [EnvProfile("echo_env")])
+    b = plugin_module("plug_b", openenv_release_envs=lambda: [EnvProfile("echo_env")])
+    with pytest.raises(PluginError, match="echo_env is claimed by two plugins: plug_a and plug_b"):
+        make_registry(a, b).profiles()
+
+
+def test_two_envs_claiming_one_canonical_repo_is_an_error(make_registry) -> None:
+    a = plugin_module("plug_a", openenv_release_envs=lambda: [EnvProfile("x_env", targets=(CanonicalTarget("shared"),))])
+    b = plugin_module("plug_b", openenv_release_envs=lambda: [EnvProfile("y_env", targets=(CanonicalTarget("shared"),))])
+    with pytest.raises(PluginError, match="canonical repo shared is claimed by x_env .plug_a. and y_env .plug_b."):
+        make_registry(a, b).profiles()
+
+
+def test_a_plugin_that_raises_is_named(make_registry) -> None:
+    def boom(env: str):
+        raise RuntimeError("kaput")
+
+    registry = make_registry(plugin_module("plug_boom", openenv_release_fixes=boom))
+    with pytest.raises(PluginError, match="plugin plug_boom raised in openenv_release_fixes: RuntimeError: kaput"):
+        registry.fixes("echo_env")
+
+
+def test_a_plugin_returning_dicts_is_refused(make_registry) -> None:
+    registry = make_registry(plugin_module("plug_dict", openenv_release_fixes=lambda env: [{"name": "x"}]))
+    with pytest.raises(PluginError, match="returned dict"):
+        registry.fixes("echo_env")
+
+
+def test_a_misspelled_hook_is_an_error() -> None:
+    module = types.ModuleType("plug_typo")
+    module.openenv_release_fixez = hookimpl(lambda env: ())  # type: ignore[attr-defined]
+    sys.modules["plug_typo"] = module
+    try:
+        with pytest.raises(PluginError, match="unknown hook"):
+            get_plugin_manager(["plug_typo"], entry_points=False, disabled=())
+    finally:
+        del sys.modules["plug_typo"]
+
+
+def test_a_plugin_that_fails_to_import_is_named() -> None:
+    with pytest.raises(PluginError, match="plugin no_such_plugin_module failed to import"):
+        get_plugin_manager(["no_such_plugin_module"], entry_points=False, disabled=())
+
+
+def test_disabled_plugins_are_not_loaded(make_registry, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = plugin_module("plug_a", openenv_release_envs=lambda: [EnvProfile("echo_env")])
+    monkeypatch.setenv("OPENENV_RELEASE_DISABLE_PLUGINS", "plug_a")
+    registry = PluginRegistry(get_plugin_manager([a], entry_points=False))
+    assert registry.profiles() == {}
+    del sys.modules["plug_a"]
+
+
+def test_fixes_only_come_from_plugins_that_own_the_env(make_registry) -> None:
+    def fixes(env: str):
+        return [Fix("f", "because", lambda tree: None)] if env == "maze_env" else []
+
+    registry = make_registry(plugin_module("plug_fix", openenv_release_fixes=fixes))
+    assert [o.record.name for o in registry.fixes("maze_env")] == ["f"]
+    assert registry.fixes("echo_env") == []
+
+
+def test_records_validate_their_fields() -> None:
+    with pytest.raises(ValueError, match="bare repo name"):
+        CanonicalTarget("openenv/repl")
+    with pytest.raises(ValueError, match="not a valid env name"):
+        EnvProfile("../x")
