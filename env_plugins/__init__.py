@@ -28,4 +28,5 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "env_plugins.textarena_env",
     "env_plugins.unity_env",
     "env_plugins.websearch_env",
+    "env_plugins.wildfire_env",
 )

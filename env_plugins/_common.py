@@ -3,6 +3,7 @@ tree through parsers and returns what it did, or None when the tree already had 
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import shutil
@@ -124,9 +125,7 @@ def drop_dirs(env: str, *names: str) -> Fix:
 def tarball_instead_of_clone(repo_url: str, commit: str, dest: str) -> Fix:
     """Replace a build-time ``git clone <repo_url> <dest>`` by a pinned tarball download."""
     tarball = f"{repo_url.removesuffix('.git')}/archive/{commit}.tar.gz"
-    download = (
-        f"mkdir -p {dest} && curl -fsSL {tarball} | tar -xz --strip-components=1 -C {dest}"
-    )
+    download = f"mkdir -p {dest} && curl -fsSL {tarball} | tar -xz --strip-components=1 -C {dest}"
 
     def replaced(text: str) -> str | None:
         parts = re.split(r"(\s*(?:&&|;)\s*)", text)
@@ -146,10 +145,32 @@ def tarball_instead_of_clone(repo_url: str, commit: str, dest: str) -> Fix:
         return df
 
     def apply(tree: Path) -> str | None:
-        return f"git clone -> pinned tarball {commit[:12]}" if edit_dockerfile(tree, change) else None
+        return (
+            f"git clone -> pinned tarball {commit[:12]}" if edit_dockerfile(tree, change) else None
+        )
 
     return Fix(
         "pinned-tarball",
         "a build-time git clone makes Space builds slow and unreproducible",
+        apply,
+    )
+
+
+def json_form_cmd() -> Fix:
+    """Rewrite a shell-form final CMD as ``CMD ["sh", "-c", "<text>"]`` (same command)."""
+
+    def change(df: Dockerfile) -> Dockerfile:
+        cmd = df.cmd()
+        if cmd is None or cmd.json:
+            return df
+        return df.replace(cmd.instruction, "CMD " + json.dumps(["sh", "-c", cmd.argv[-1]]))
+
+    def apply(tree: Path) -> str | None:
+        return "CMD in JSON form" if edit_dockerfile(tree, change) else None
+
+    return Fix(
+        "json-form-cmd",
+        "a shell-form CMD runs under /bin/sh -c without exec, so stop signals never reach "
+        "the server",
         apply,
     )

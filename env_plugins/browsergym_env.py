@@ -1,9 +1,8 @@
 """browsergym_env: a pinned MiniWoB++ tarball instead of a build-time git clone."""
 
-from releaselib.hookspecs import hookimpl
-from releaselib.records import CanonicalTarget, EnvProfile
-
 from env_plugins._common import tarball_instead_of_clone
+from releaselib.hookspecs import hookimpl
+from releaselib.records import CanonicalTarget, EnvProfile, Fix
 
 ENV = "browsergym_env"
 MINIWOB = "https://github.com/Farama-Foundation/miniwob-plusplus.git"
@@ -11,12 +10,12 @@ MINIWOB_COMMIT = "7fd85d71a4b60325c6585396ec4f48377d049838"
 
 
 @hookimpl
-def openenv_release_envs():
+def openenv_release_envs() -> tuple[EnvProfile, ...]:
     return (EnvProfile(ENV, targets=(CanonicalTarget(ENV),)),)
 
 
 @hookimpl
-def openenv_release_fixes(env):
+def openenv_release_fixes(env: str) -> tuple[Fix, ...]:
     if env != ENV:
         return ()
     return (tarball_instead_of_clone(MINIWOB, MINIWOB_COMMIT, "/app/miniwob-plusplus"),)

@@ -1,18 +1,19 @@
 """calendar_env: drop client_notebooks/ (its tunnel notes trip the Hub's content filters)."""
 
-from releaselib.hookspecs import hookimpl
-from releaselib.records import EnvProfile
-
 from env_plugins._common import drop_dirs
+from releaselib.hookspecs import hookimpl
+from releaselib.records import EnvProfile, Fix
 
 ENV = "calendar_env"
 
 
 @hookimpl
-def openenv_release_envs():
-    return (EnvProfile(ENV, secrets=("DEFAULT_AUTH_TOKEN",), note="custom FastAPI app on port 8004"),)
+def openenv_release_envs() -> tuple[EnvProfile, ...]:
+    return (
+        EnvProfile(ENV, secrets=("DEFAULT_AUTH_TOKEN",), note="custom FastAPI app on port 8004"),
+    )
 
 
 @hookimpl
-def openenv_release_fixes(env):
+def openenv_release_fixes(env: str) -> tuple[Fix, ...]:
     return (drop_dirs(ENV, "client_notebooks"),) if env == ENV else ()

@@ -5,5 +5,5 @@ from releaselib.records import EnvProfile
 
 
 @hookimpl
-def openenv_release_envs():
+def openenv_release_envs() -> tuple[EnvProfile, ...]:
     return (EnvProfile("carla_env", hardware="t4-medium", probe_timeout=120.0),)

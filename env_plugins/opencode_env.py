@@ -5,5 +5,5 @@ from releaselib.records import EnvProfile
 
 
 @hookimpl
-def openenv_release_envs():
+def openenv_release_envs() -> tuple[EnvProfile, ...]:
     return (EnvProfile("opencode_env", secrets=("E2B_API_KEY",)),)

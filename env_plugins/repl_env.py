@@ -5,5 +5,5 @@ from releaselib.records import CanonicalTarget, EnvProfile
 
 
 @hookimpl
-def openenv_release_envs():
+def openenv_release_envs() -> tuple[EnvProfile, ...]:
     return (EnvProfile("repl_env", targets=(CanonicalTarget("repl"),)),)

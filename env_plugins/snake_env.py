@@ -1,18 +1,17 @@
 """snake_env: PYTHONPATH `/app/env/src/core:/app/env/src:/app/env` over a staged src/core."""
 
-from releaselib.hookspecs import hookimpl
-from releaselib.records import EnvProfile
-
 from env_plugins._common import legacy_pythonpath
+from releaselib.hookspecs import hookimpl
+from releaselib.records import EnvProfile, Fix
 
 ENV = "snake_env"
 
 
 @hookimpl
-def openenv_release_envs():
+def openenv_release_envs() -> tuple[EnvProfile, ...]:
     return (EnvProfile(ENV),)
 
 
 @hookimpl
-def openenv_release_fixes(env):
+def openenv_release_fixes(env: str) -> tuple[Fix, ...]:
     return (legacy_pythonpath("/app/env/src/core:/app/env/src:/app/env"),) if env == ENV else ()

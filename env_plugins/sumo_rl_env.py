@@ -5,5 +5,5 @@ from releaselib.records import CanonicalTarget, EnvProfile
 
 
 @hookimpl
-def openenv_release_envs():
+def openenv_release_envs() -> tuple[EnvProfile, ...]:
     return (EnvProfile("sumo_rl_env", targets=(CanonicalTarget("sumo_rl_env"),)),)

@@ -7,7 +7,7 @@ ENV = "textarena_env"
 
 
 @hookimpl
-def openenv_release_envs():
+def openenv_release_envs() -> tuple[EnvProfile, ...]:
     return (
         EnvProfile(
             ENV,

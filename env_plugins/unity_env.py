@@ -5,5 +5,5 @@ from releaselib.records import EnvProfile
 
 
 @hookimpl
-def openenv_release_envs():
+def openenv_release_envs() -> tuple[EnvProfile, ...]:
     return (EnvProfile("unity_env", probe_timeout=180.0, hardware="amd64"),)

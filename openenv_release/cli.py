@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from invoke import Program
+from invoke.program import Program
 
 from openenv_release.tasks import ns
 from releaselib import __version__
 
-program = Program(namespace=ns, version=__version__, name="openenv-release", binary="openenv-release")
+program = Program(
+    namespace=ns, version=__version__, name="openenv-release", binary="openenv-release"
+)
 
 
 def main() -> None:

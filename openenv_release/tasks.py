@@ -13,7 +13,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from invoke import Collection, Context, Exit, task
+from invoke.collection import Collection
+from invoke.context import Context
+from invoke.exceptions import Exit
+from invoke.tasks import task
 from rich.console import Console
 
 from releaselib import console as out
@@ -37,6 +40,10 @@ TUPLE_HELP = {
 }
 
 
+def helps(*names: str) -> dict[str, str]:
+    return {name: TUPLE_HELP[name] for name in names}
+
+
 @contextmanager
 def reported() -> Iterator[None]:
     """Turn a ReleaseError into one line and its exit code; no traceback unless --debug."""
@@ -47,7 +54,9 @@ def reported() -> Iterator[None]:
     except KeyboardInterrupt:
         raise Exit("interrupted", code=130) from None
     except Exception as exc:
-        if logging.getLogger().isEnabledFor(logging.DEBUG) or os.environ.get("OPENENV_RELEASE_DEBUG"):
+        if logging.getLogger().isEnabledFor(logging.DEBUG) or os.environ.get(
+            "OPENENV_RELEASE_DEBUG"
+        ):
             raise
         raise Exit(
             f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
@@ -65,41 +74,74 @@ def release_config(c: Context) -> dict[str, Any]:
     return dict(section) if section else {}
 
 
-@task(help=TUPLE_HELP)
-def envs(c, repo=None, json=False):
+@task(help=helps("repo", "json"))
+def envs(c: Context, repo: str | None = None, json: bool = False) -> None:
     """List every env under envs/: deployable or not and why, its plugin and canonical targets."""
     with reported():
         checkout = find_repo(pick("repo", repo, release_config(c)))
         registry = PluginRegistry(get_plugin_manager())
         specs = discover_envs(checkout)
         if json:
-            print(jsonlib.dumps([
-                {
-                    "env": s.name,
-                    "deployable": s.deployable,
-                    "why": s.reason,
-                    "plugin": registry.plugin_for(s.name),
-                    "canonical_targets": [
-                        {"repo": t.repo, "variables": t.env_vars}
-                        for t in registry.profile(s.name).targets
+            print(
+                jsonlib.dumps(
+                    [
+                        {
+                            "env": s.name,
+                            "deployable": s.deployable,
+                            "why": s.reason,
+                            "plugin": registry.plugin_for(s.name),
+                            "canonical_targets": [
+                                {"repo": t.repo, "variables": t.env_vars}
+                                for t in registry.profile(s.name).targets
+                            ],
+                        }
+                        for s in specs
                     ],
-                }
-                for s in specs
-            ], indent=2))
+                    indent=2,
+                )
+            )
             return
         out.print_envs(consoles(False), specs, registry)
 
 
-@task(iterable=["env"], help=TUPLE_HELP)
+@task(
+    iterable=["env"],
+    help=helps(
+        "repo",
+        "env",
+        "all",
+        "version",
+        "base_image",
+        "base_sha",
+        "namespace",
+        "suffix",
+        "staging_dir",
+        "json",
+    ),
+)
 def stage(
-    c, repo=None, env=None, all_=False, version=None, base_image=None, base_sha=None,
-    namespace=None, suffix=None, staging_dir=None, json=False,
-):
+    c: Context,
+    repo: str | None = None,
+    env: list[str] | None = None,
+    all_: bool = False,
+    version: str | None = None,
+    base_image: str | None = None,
+    base_sha: str | None = None,
+    namespace: str | None = None,
+    suffix: str | None = None,
+    staging_dir: str | None = None,
+    json: bool = False,
+) -> None:
     """Stage envs into Space-ready trees (the checkout is never modified)."""
     with reported():
         options = Options(
-            repo=repo, version=version, base_image=base_image, base_sha=base_sha,
-            namespace=namespace, suffix=suffix, staging_dir=staging_dir,
+            repo=repo,
+            version=version,
+            base_image=base_image,
+            base_sha=base_sha,
+            namespace=namespace,
+            suffix=suffix,
+            staging_dir=staging_dir,
         )
         config, resolution = build_config(options, release_config(c))
         console = consoles(json)
@@ -108,17 +150,19 @@ def stage(
         specs = select_envs(discover_envs(config.repo), [] if all_ else env or [])
         staged = stage_envs(config, specs, registry)
         if json:
-            print(jsonlib.dumps(
-                {"config": config.as_json(), "envs": [s.as_json() for s in staged]}, indent=2
-            ))
+            print(
+                jsonlib.dumps(
+                    {"config": config.as_json(), "envs": [s.as_json() for s in staged]}, indent=2
+                )
+            )
         else:
             out.print_staged(console, staged)
         if any(not s.ok for s in staged):
             raise Exit(code=1)
 
 
-@task
-def plugins(c, json=False):
+@task(help=helps("json"))
+def plugins(c: Context, json: bool = False) -> None:
     """List the plugins with their envs, fixes, probes and canonical targets."""
     with reported():
         registry = PluginRegistry(get_plugin_manager())
@@ -131,4 +175,3 @@ def plugins(c, json=False):
 
 ns = Collection(envs, stage, plugins)
 ns.configure({"release": {}})
-

@@ -1,3 +1,3 @@
-"""openenv-release: stage, deploy, verify and promote OpenEnv environments as Hugging Face Spaces."""
+"""openenv-release: stage, deploy, verify and promote OpenEnv envs as Hugging Face Spaces."""
 
 __version__ = "0.1.0"

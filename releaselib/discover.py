@@ -22,7 +22,9 @@ def checkout_project(repo: Path) -> tuple[str, str]:
     try:
         project = tomllib.loads(path.read_text(encoding="utf-8")).get("project", {})
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read the version ({exc})", remedy="pass --version") from exc
+        raise UsageError(
+            f"{path}: cannot read the version ({exc})", remedy="pass --version"
+        ) from exc
     name, version = project.get("name"), project.get("version")
     if not isinstance(name, str) or not isinstance(version, str):
         raise UsageError(f"{path}: no [project] name and version", remedy="pass --version")
@@ -50,8 +52,10 @@ def describe_env(env_dir: Path) -> EnvSpec:
         )
         if not present
     ]
-    reason = "no " + " and no ".join(missing) if missing else (
-        f"{dockerfile.relative_to(env_dir)} and README.md" if dockerfile else ""
+    reason = (
+        "no " + " and no ".join(missing)
+        if missing
+        else (f"{dockerfile.relative_to(env_dir)} and README.md" if dockerfile else "")
     )
     return EnvSpec(
         name=env_dir.name,

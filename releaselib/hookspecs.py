@@ -34,6 +34,7 @@ def openenv_release_envs() -> Iterable[EnvProfile]:
         def openenv_release_envs():
             return (EnvProfile("repl_env", targets=(CanonicalTarget("repl"),)),)
     """
+    return ()
 
 
 @hookspec
@@ -42,6 +43,7 @@ def openenv_release_fixes(env: str) -> Iterable[Fix]:
 
     :param env: the env directory name, e.g. ``"maze_env"``.
     """
+    return ()
 
 
 @hookspec
@@ -50,8 +52,10 @@ def openenv_release_probes(env: str) -> Iterable[Probe]:
 
     :param env: the env directory name.
     """
+    return ()
 
 
 @hookspec
 def openenv_release_checks() -> Iterable[Check]:
     """Static checks run on every staged tree."""
+    return ()

@@ -67,14 +67,15 @@ def find_repo(given: str | None) -> Path:
     here = Path.cwd()
     if is_openenv_checkout(here):
         return here.resolve()
-    raise UsageError(
-        "the current directory is not an OpenEnv checkout", remedy="pass --repo PATH"
-    )
+    raise UsageError("the current directory is not an OpenEnv checkout", remedy="pass --repo PATH")
 
 
 def check_namespace(flag: str, value: str) -> str:
     if not SPACE_ID.match(f"{value}/x"):
-        raise UsageError(f"{flag} {value!r} is not a valid Hub namespace", remedy="use letters, digits, '-', '_', '.'")
+        raise UsageError(
+            f"{flag} {value!r} is not a valid Hub namespace",
+            remedy="use letters, digits, '-', '_', '.'",
+        )
     return value
 
 
@@ -91,14 +92,18 @@ def build_config(
     version = cfg.check_version(str(pick("version", options.version, conf, checkout_version)))
     suffix = str(pick("suffix", options.suffix, conf, cfg.space_suffix(version)))
     if not SPACE_ID.match(f"x/x{suffix}"):
-        raise UsageError(f"--suffix {suffix!r} would make an invalid Space name", remedy="use e.g. -0.2.2")
+        raise UsageError(
+            f"--suffix {suffix!r} would make an invalid Space name", remedy="use e.g. -0.2.2"
+        )
     base_repo = str(pick("base_image", options.base_image, conf, cfg.DEFAULT_BASE_REPO))
     base_sha = pick("base_sha", options.base_sha, conf)
     remote = str(pick("remote", options.remote, conf, cfg.OPENENV_GIT_URL))
     resolution = resolve_ref(
         version, repo=repo, checkout_dist=checkout_dist, remote=remote, runner=runner
     )
-    namespace = check_namespace("--namespace", str(pick("namespace", options.namespace, conf, cfg.DEFAULT_NAMESPACE)))
+    namespace = check_namespace(
+        "--namespace", str(pick("namespace", options.namespace, conf, cfg.DEFAULT_NAMESPACE))
+    )
     private = pick("private", options.private, conf, True)
     jobs = int(pick("jobs", options.jobs, conf, 4))
     if jobs < 1:
@@ -116,10 +121,15 @@ def build_config(
             str(pick("collection_namespace", options.collection_namespace, conf, namespace)),
         ),
         base_image=cfg.base_image(base_repo, base_sha),
-        private=private if isinstance(private, bool) else str(private).lower() in {"1", "true", "yes"},
+        private=private
+        if isinstance(private, bool)
+        else str(private).lower() in {"1", "true", "yes"},
         hub_tag=str(pick("hub_tag", options.hub_tag, conf, cfg.DEFAULT_HUB_TAG)),
-        staging_dir=Path(str(pick("staging_dir", options.staging_dir, conf, "hf-staging"))).resolve(),
-        hub_endpoint=pick("hub_endpoint", options.hub_endpoint, conf) or os.environ.get("HF_ENDPOINT"),
+        staging_dir=Path(
+            str(pick("staging_dir", options.staging_dir, conf, "hf-staging"))
+        ).resolve(),
+        hub_endpoint=pick("hub_endpoint", options.hub_endpoint, conf)
+        or os.environ.get("HF_ENDPOINT"),
         jobs=jobs,
     )
     return release, resolution

@@ -7,6 +7,7 @@ import tomllib
 from pathlib import Path
 
 from releaselib.config import OPENENV_GIT_URL, RefResolution
+from releaselib.edit.deps import OPENENV_DISTS
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
 
@@ -31,19 +32,21 @@ def remote_refs(remote: str, runner: Runner) -> set[str] | None:
 def published_dist(repo: Path, remote: str, ref: str, runner: Runner) -> str | None:
     """The ``[project] name`` of the root pyproject.toml at ``ref``, read from the checkout's
     objects (or from ``remote`` when it is a local repository); None when unreadable."""
-    places = [("-C", str(repo))]
+    # "./" reads the file beside the checkout, also when the checkout is a subfolder of its
+    # repo; a bare remote has no work tree, so there the path is from its root
+    places = [("-C", str(repo), "./pyproject.toml")]
     if Path(remote).exists():
-        places.append(("--git-dir", remote))
-    for flag, where in places:
+        places.append(("--git-dir", remote, "pyproject.toml"))
+    for flag, where, path in places:
         for rev in (ref, f"origin/{ref}", f"refs/tags/{ref}"):
-            shown = runner(["git", flag, where, "show", f"{rev}:pyproject.toml"], timeout=30)
+            shown = runner(["git", flag, where, "show", f"{rev}:{path}"], timeout=30)
             if shown.ok:
                 try:
                     name = tomllib.loads(shown.stdout).get("project", {}).get("name")
                 except tomllib.TOMLDecodeError:
                     continue
-                if isinstance(name, str):
-                    return name
+                if name in OPENENV_DISTS:
+                    return str(name)
     return None
 
 

@@ -7,12 +7,13 @@ checkout's root one), a rewritten ``Dockerfile`` and ``README.md`` at the root, 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,8 +25,18 @@ from releaselib.plugins import PluginRegistry
 from releaselib.records import Change, EnvSpec, Finding, StagedSpace
 
 SKIP_DIRS = frozenset(
-    {".venv", "venv", ".git", "__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache",
-     "node_modules", ".tox", ".nox"}
+    {
+        ".venv",
+        "venv",
+        ".git",
+        "__pycache__",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".mypy_cache",
+        "node_modules",
+        ".tox",
+        ".nox",
+    }
 )
 SKIP_FILES = frozenset({".DS_Store", "uv.lock", ".env"})
 SKIP_SUFFIXES = (".pyc", ".pyo")
@@ -107,7 +118,7 @@ def read_text(path: Path, stage_dir: Path) -> str:
 
 
 def rewrite_file(
-    path: Path, stage_dir: Path, rewrite: Callable[[str, str], tuple[str, list[Change]]]
+    path: Path, stage_dir: Path, rewrite: Callable[[str, str], tuple[str, Sequence[Change]]]
 ) -> list[Change]:
     """Apply ``rewrite(text, relpath)`` to one staged file, writing it back only if it changed."""
     rel = path.relative_to(stage_dir).as_posix()
@@ -115,7 +126,7 @@ def rewrite_file(
     new, changes = rewrite(text, rel)
     if new != text:
         path.write_bytes(new.encode("utf-8"))
-    return changes
+    return list(changes)
 
 
 def synthesize_legacy_core(stage_dir: Path) -> None:
@@ -146,26 +157,41 @@ def lay_out(spec: EnvSpec, repo: Path, stage_dir: Path) -> None:
         shutil.copyfile(repo / "pyproject.toml", stage_dir / "pyproject.toml")
 
 
+@functools.lru_cache(maxsize=64)
+def pinned_pyproject(text: str, path: str, dist: str, ref: str) -> tuple[str, tuple[Change, ...]]:
+    """deps.rewrite_pyproject, memoised: the env's pyproject is staged twice and tomlkit is slow."""
+    new, changes = deps.rewrite_pyproject(text, path=path, dist=dist, ref=ref)
+    return new, tuple(changes)
+
+
 def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> list[Change]:
     """The release's rewrites of pyprojects, requirements, Dockerfile and README."""
     changes: list[Change] = []
     pin = {"dist": config.dist, "ref": config.ref}
-    for pyproject in (stage_dir / "pyproject.toml", stage_dir / "envs" / spec.name / "pyproject.toml"):
+    for pyproject in (
+        stage_dir / "pyproject.toml",
+        stage_dir / "envs" / spec.name / "pyproject.toml",
+    ):
         if pyproject.is_file():
             changes += rewrite_file(
-                pyproject, stage_dir, lambda t, p: deps.rewrite_pyproject(t, path=p, **pin)
+                pyproject,
+                stage_dir,
+                lambda t, p: pinned_pyproject(t, p, **pin),
             )
     for requirements in sorted(stage_dir.rglob("requirements*.txt")):
         if requirements.relative_to(stage_dir).parts[0] != "src":
             changes += rewrite_file(
-                requirements, stage_dir, lambda t, p: deps.rewrite_requirements_txt(t, path=p, **pin)
+                requirements,
+                stage_dir,
+                lambda t, p: deps.rewrite_requirements_txt(t, path=p, **pin),
             )
     assert spec.dockerfile is not None
     dockerfile_path = stage_dir / "Dockerfile"
     source_rel = spec.dockerfile.relative_to(spec.path).as_posix()
     text = read_text(stage_dir / source_rel, stage_dir)
-    new, dockerfile_changes = rewrite_for_space(
-        text, path=source_rel, base_image=config.base_image, **pin
+    Dockerfile.parse(text, f"envs/{spec.name}/{source_rel}")  # errors name the checkout's file
+    new, dockerfile_changes = rewrite_for_space(  # change lines are lines of the staged file
+        text, path="Dockerfile", base_image=config.base_image, **pin
     )
     dockerfile_path.write_bytes(new.encode("utf-8"))
     changes += dockerfile_changes
@@ -221,9 +247,9 @@ def stage_env(config: ReleaseConfig, spec: EnvSpec, registry: PluginRegistry) ->
                 ) from exc
             if done:
                 fixes.append(owned.record.name)
-        for owned in registry.checks():
-            found = list(owned.record.run(work))
-            checks.append(f"{owned.record.name}:{'fail' if found else 'ok'}")
+        for check in registry.checks():
+            found = list(check.record.run(work))
+            checks.append(f"{check.record.name}:{'fail' if found else 'ok'}")
             findings += found
     except ReleaseError as exc:
         shutil.rmtree(work, ignore_errors=True)

@@ -6,6 +6,7 @@ import hashlib
 import shutil
 from pathlib import Path
 
+import dockerfile
 import pytest
 
 SNAPSHOT = Path(__file__).resolve().parents[2] / "shared" / "openenv-snapshot"
@@ -27,7 +28,27 @@ def materialise(dest: Path) -> Path:
             path = dest / line.strip()
             path.parent.mkdir(parents=True, exist_ok=True)
             path.touch()
+    add_copy_stand_ins(dest)
     return dest
+
+
+def add_copy_stand_ins(checkout: Path) -> None:
+    """The snapshot is data only: give every env path a Dockerfile COPYs an empty stand-in."""
+    for env in sorted((checkout / "envs").iterdir()):
+        docker = env / "server" / "Dockerfile"
+        docker = docker if docker.is_file() else env / "Dockerfile"
+        for command in dockerfile.parse_file(str(docker)):
+            if command.cmd != "COPY" or any(f.startswith("--from") for f in command.flags):
+                continue
+            for source in command.value[:-1]:
+                path = env / source
+                if source.startswith(("envs/", "src/")) or "*" in source or path.exists():
+                    continue
+                if "." in Path(source).name:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.touch()
+                else:
+                    path.mkdir(parents=True)
 
 
 def tree_digest(root: Path) -> str:

@@ -31,7 +31,10 @@ def make_checkout(root: Path) -> Path:
 def test_envs_are_listed_with_why(tmp_path: Path) -> None:
     specs = {s.name: s for s in discover_envs(make_checkout(tmp_path))}
     assert list(specs) == ["calendar_env", "echo_env", "nodocker_env", "noreadme_env"]
-    assert specs["echo_env"].deployable and specs["echo_env"].reason == "server/Dockerfile and README.md"
+    assert (
+        specs["echo_env"].deployable
+        and specs["echo_env"].reason == "server/Dockerfile and README.md"
+    )
     assert specs["calendar_env"].dockerfile == tmp_path / "envs/calendar_env/server/Dockerfile"
     assert not specs["noreadme_env"].deployable and specs["noreadme_env"].reason == "no README.md"
     assert "no a Dockerfile" in specs["nodocker_env"].reason
@@ -55,5 +58,5 @@ def test_an_unknown_env_names_the_closest(tmp_path: Path) -> None:
 def test_checkout_version_comes_from_the_root_pyproject(tmp_path: Path) -> None:
     assert checkout_project(make_checkout(tmp_path)) == ("openenv", "0.2.2")
     (tmp_path / "pyproject.toml").write_text("[project\n")
-    with pytest.raises(UsageError, match="pyproject.toml: cannot read the version"):
+    with pytest.raises(UsageError, match=r"pyproject\.toml: cannot read the version"):
         checkout_project(tmp_path)

@@ -36,7 +36,10 @@ def make_registry(monkeypatch: pytest.MonkeyPatch):
 
 
 def test_profiles_are_attributed_to_their_plugin(make_registry) -> None:
-    a = plugin_module("plug_a", openenv_release_envs=lambda: [EnvProfile("repl_env", targets=(CanonicalTarget("repl"),))])
+    a = plugin_module(
+        "plug_a",
+        openenv_release_envs=lambda: [EnvProfile("repl_env", targets=(CanonicalTarget("repl"),))],
+    )
     registry = make_registry(a)
     assert registry.plugin_for("repl_env") == "plug_a"
     assert registry.profile("repl_env").targets[0].repo == "repl"
@@ -51,9 +54,17 @@ def test_two_plugins_claiming_one_env_is_an_error_naming_both(make_registry) -> 
 
 
 def test_two_envs_claiming_one_canonical_repo_is_an_error(make_registry) -> None:
-    a = plugin_module("plug_a", openenv_release_envs=lambda: [EnvProfile("x_env", targets=(CanonicalTarget("shared"),))])
-    b = plugin_module("plug_b", openenv_release_envs=lambda: [EnvProfile("y_env", targets=(CanonicalTarget("shared"),))])
-    with pytest.raises(PluginError, match="canonical repo shared is claimed by x_env .plug_a. and y_env .plug_b."):
+    a = plugin_module(
+        "plug_a",
+        openenv_release_envs=lambda: [EnvProfile("x_env", targets=(CanonicalTarget("shared"),))],
+    )
+    b = plugin_module(
+        "plug_b",
+        openenv_release_envs=lambda: [EnvProfile("y_env", targets=(CanonicalTarget("shared"),))],
+    )
+    with pytest.raises(
+        PluginError, match=r"canonical repo shared is claimed by x_env \(plug_a\) and y_env \(plug_b\)"
+    ):
         make_registry(a, b).profiles()
 
 
@@ -62,12 +73,16 @@ def test_a_plugin_that_raises_is_named(make_registry) -> None:
         raise RuntimeError("kaput")
 
     registry = make_registry(plugin_module("plug_boom", openenv_release_fixes=boom))
-    with pytest.raises(PluginError, match="plugin plug_boom raised in openenv_release_fixes: RuntimeError: kaput"):
+    with pytest.raises(
+        PluginError, match=r"plugin plug_boom raised in openenv_release_fixes: RuntimeError: kaput"
+    ):
         registry.fixes("echo_env")
 
 
 def test_a_plugin_returning_dicts_is_refused(make_registry) -> None:
-    registry = make_registry(plugin_module("plug_dict", openenv_release_fixes=lambda env: [{"name": "x"}]))
+    registry = make_registry(
+        plugin_module("plug_dict", openenv_release_fixes=lambda env: [{"name": "x"}])
+    )
     with pytest.raises(PluginError, match="returned dict"):
         registry.fixes("echo_env")
 

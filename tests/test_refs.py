@@ -33,14 +33,22 @@ def remote(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize(
     ("version", "ref", "dist"),
-    [("0.2.2", "v0.2.2", "openenv-core"), ("v0.3.1", "v0.3.1", "openenv"), ("main", "main", "openenv")],
+    [
+        ("0.2.2", "v0.2.2", "openenv-core"),
+        ("v0.3.1", "v0.3.1", "openenv"),
+        ("main", "main", "openenv"),
+    ],
 )
-def test_tags_resolve_with_the_name_they_publish(remote: Path, tmp_path: Path, version, ref, dist) -> None:
+def test_tags_resolve_with_the_name_they_publish(
+    remote: Path, tmp_path: Path, version, ref, dist
+) -> None:
     resolution = resolve_ref(version, repo=tmp_path, checkout_dist="x", remote=str(remote))
     assert (resolution.ref, resolution.dist, resolution.warning) == (ref, dist, None)
 
 
-def test_an_untagged_version_falls_back_to_main_with_a_warning(remote: Path, tmp_path: Path) -> None:
+def test_an_untagged_version_falls_back_to_main_with_a_warning(
+    remote: Path, tmp_path: Path
+) -> None:
     resolution = resolve_ref("0.3.2.dev0", repo=tmp_path, checkout_dist="x", remote=str(remote))
     assert resolution.ref == "main"
     assert "not tagged" in (resolution.warning or "")
@@ -55,7 +63,9 @@ def test_a_sha_is_used_as_given(remote: Path, tmp_path: Path) -> None:
 
 
 def test_an_unreadable_remote_says_so_and_uses_the_checkout_name(tmp_path: Path) -> None:
-    resolution = resolve_ref("0.2.2", repo=tmp_path, checkout_dist="openenv", remote=str(tmp_path / "nope"))
+    resolution = resolve_ref(
+        "0.2.2", repo=tmp_path, checkout_dist="openenv", remote=str(tmp_path / "nope")
+    )
     assert (resolution.ref, resolution.dist) == ("main", "openenv")
     assert "could not read" in resolution.reason
     assert "failed" in (resolution.warning or "")

@@ -19,7 +19,9 @@ from tests.corpus import materialise, tree_digest
 
 pytestmark = pytest.mark.corpus
 
-OPENENV_URL = re.compile(r"git\+https://github\.com/(?:huggingface|meta-pytorch)/OpenEnv(?:\.git)?(@[\w.\-/]+)?")
+OPENENV_URL = re.compile(
+    r"git\+https://github\.com/(?:huggingface|meta-pytorch)/OpenEnv(?:\.git)?(@[\w.\-/]+)?"
+)
 LOOSE = re.compile(r"""(?<![\w-])openenv(?:-core)?(?:\[[\w,]+\])?\s*(?:[<>=!~]=?|$|["'])""")
 
 
@@ -29,7 +31,12 @@ def staged(tmp_path_factory: pytest.TempPathFactory):
     before = tree_digest(checkout)
     staging = tmp_path_factory.mktemp("staging")
     config, _ = build_config(
-        Options(repo=str(checkout), version="0.2.2", staging_dir=str(staging), remote=str(staging / "no-remote"))
+        Options(
+            repo=str(checkout),
+            version="0.2.2",
+            staging_dir=str(staging),
+            remote=str(staging / "no-remote"),
+        )
     )
     registry = PluginRegistry(get_plugin_manager(entry_points=False))
     results = stage_envs(config, select_envs(discover_envs(checkout), []), registry)
@@ -59,7 +66,7 @@ def openenv_requirements(pyproject: Path) -> list[str]:
 
 def final_stage(commands):
     starts = [i for i, c in enumerate(commands) if c.cmd == "FROM"]
-    return commands[starts[-1]:]
+    return commands[starts[-1] :]
 
 
 def test_every_env_meets_the_staging_invariants(staged) -> None:
@@ -82,7 +89,10 @@ def test_every_env_meets_the_staging_invariants(staged) -> None:
         assert flat.get("ENABLE_WEB_INTERFACE") == "true", where
         for pyproject in (tree / "pyproject.toml", tree / "envs" / result.env / "pyproject.toml"):
             for spec in openenv_requirements(pyproject):
-                assert spec == f"{config.dist}[core] @ git+https://github.com/huggingface/OpenEnv.git@{config.ref}", (where, spec)
+                assert (
+                    spec
+                    == f"{config.dist}[core] @ git+https://github.com/huggingface/OpenEnv.git@{config.ref}"
+                ), (where, spec)
         for requirements in tree.rglob("requirements*.txt"):
             for line in requirements.read_text().splitlines():
                 if line.strip().startswith("openenv"):
@@ -95,5 +105,9 @@ def test_every_env_meets_the_staging_invariants(staged) -> None:
 def test_manifest_lists_every_staged_file(staged) -> None:
     _, results, _, _ = staged
     for result in results:
-        on_disk = {p.relative_to(result.staged_dir).as_posix() for p in result.staged_dir.rglob("*") if p.is_file()}
+        on_disk = {
+            p.relative_to(result.staged_dir).as_posix()
+            for p in result.staged_dir.rglob("*")
+            if p.is_file()
+        }
         assert set(result.manifest) == on_disk, result.env

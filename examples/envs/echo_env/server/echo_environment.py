@@ -2,10 +2,9 @@
 
 from uuid import uuid4
 
+from models import EchoAction, EchoObservation
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import State
-
-from models import EchoAction, EchoObservation
 
 
 class EchoEnvironment(Environment):

@@ -1,0 +1,79 @@
+"""Benchmark: stage the 34-env corpus; print envs/s, files, bytes, CPU and wall time.
+
+Run: ``python bench/stage_corpus.py [--repeat N] [--json PATH]`` (or ``nox -s bench``).
+Needs ../shared/openenv-snapshot beside the project.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from releaselib.discover import discover_envs, select_envs
+from releaselib.options import Options, build_config
+from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.stage import stage_envs
+from tests.corpus import SNAPSHOT, materialise
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--staging-root", help="where to stage (default: the temp dir; try /dev/shm for tmpfs)"
+    )
+    args = parser.parse_args()
+    if not (SNAPSHOT / "envs").is_dir():
+        print(f"skip: no corpus at {SNAPSHOT}")
+        return 0
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        tempfile.TemporaryDirectory(dir=args.staging_root) as staging_root,
+    ):
+        checkout = materialise(Path(tmp) / "checkout")
+        config, _ = build_config(
+            Options(
+                repo=str(checkout),
+                version="0.2.2",
+                staging_dir=str(Path(staging_root) / "staging"),
+                remote=str(Path(tmp) / "no-remote"),
+            )
+        )
+        registry = PluginRegistry(get_plugin_manager(entry_points=False))
+        specs = select_envs(discover_envs(checkout), [])
+        runs = []
+        for _ in range(args.repeat):
+            wall, cpu = time.perf_counter(), time.process_time()
+            staged = stage_envs(config, specs, registry)
+            runs.append((time.perf_counter() - wall, time.process_time() - cpu))
+        best_wall, best_cpu = min(runs)
+    result = {
+        "envs": len(staged),
+        "ok": sum(s.ok for s in staged),
+        "files": sum(s.files for s in staged),
+        "bytes": sum(s.bytes for s in staged),
+        "wall_s": round(best_wall, 3),
+        "cpu_s": round(best_cpu, 3),
+        "envs_per_s": round(len(staged) / best_wall, 1),
+    }
+    print(
+        f"{'envs':>6} {'ok':>4} {'files':>7} {'bytes':>11} {'wall s':>7} {'cpu s':>7} {'envs/s':>7}"
+    )
+    print(
+        f"{result['envs']:>6} {result['ok']:>4} {result['files']:>7} {result['bytes']:>11,} "
+        f"{result['wall_s']:>7} {result['cpu_s']:>7} {result['envs_per_s']:>7}"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

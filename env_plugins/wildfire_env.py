@@ -1,0 +1,17 @@
+"""wildfire_env: its shell-form CMD (``--port ${PORT:-8000}``) becomes JSON form via sh -c."""
+
+from env_plugins._common import json_form_cmd
+from releaselib.hookspecs import hookimpl
+from releaselib.records import EnvProfile, Fix
+
+ENV = "wildfire_env"
+
+
+@hookimpl
+def openenv_release_envs() -> tuple[EnvProfile, ...]:
+    return (EnvProfile(ENV),)
+
+
+@hookimpl
+def openenv_release_fixes(env: str) -> tuple[Fix, ...]:
+    return (json_form_cmd(),) if env == ENV else ()

@@ -1,0 +1,11 @@
+# --base-sha: builder + runtime stages.
+ARG BASE_IMAGE=ghcr.io/huggingface/openenv-base:latest
+FROM ${BASE_IMAGE} AS builder
+WORKDIR /app/env
+COPY . /app/env
+RUN apt-get update && apt-get install -y --no-install-recommends git
+
+FROM ${BASE_IMAGE}
+COPY --from=builder /app/env /app/env
+ENV PYTHONPATH="/app/env:$PYTHONPATH"
+CMD ["sh", "-c", "cd /app/env && uvicorn server.app:app --host 0.0.0.0 --port 8000"]

@@ -1,0 +1,5 @@
+FROM ghcr.io/huggingface/openenv-base:latest
+COPY src/openenv/core/ /app/src/openenv/core/
+ENV PYTHONPATH="${PYTHONPATH}:/app"
+ENV ENABLE_WEB_INTERFACE=true
+CMD ["uvicorn", "envs.grid_world_env.server.app:app"]

@@ -1,0 +1,3 @@
+FROM python:3.11-slim
+COPY . /app
+CMD uvicorn server.app:app --port ${PORT:-8000}

@@ -1,0 +1,145 @@
+"""Meta-tests over env_plugins, and each built-in fix applied to a small staged tree."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+import env_plugins
+from env_plugins import BUILTIN_PLUGINS
+from env_plugins._common import (
+    drop_dirs,
+    git_before_uv_sync,
+    legacy_pythonpath,
+    literal_from,
+    tarball_instead_of_clone,
+)
+from releaselib.edit.dockerfile import Dockerfile
+from releaselib.plugins import PluginRegistry, get_plugin_manager
+
+
+def test_every_env_module_is_registered_and_names_its_own_env() -> None:
+    modules = {
+        m.name for m in pkgutil.iter_modules(env_plugins.__path__) if not m.name.startswith("_")
+    }
+    assert {f"env_plugins.{m}" for m in modules} == {
+        p for p in BUILTIN_PLUGINS if p.startswith("env_plugins.")
+    }
+    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    for module in modules:
+        profiles = importlib.import_module(f"env_plugins.{module}").openenv_release_envs()
+        assert [p.env for p in profiles] == [module]
+        assert registry.plugin_for(module) == f"env_plugins.{module}"
+
+
+def test_the_seed_canonical_map_is_carried_by_plugins() -> None:
+    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    targets = {
+        env: [(t.repo, t.env_vars) for t in o.record.targets]
+        for env, o in registry.profiles().items()
+        if o.record.targets
+    }
+    assert targets["repl_env"] == [("repl", {})]
+    assert targets["tbench2_env"] == [("tbench2", {})]
+    assert targets["textarena_env"] == [
+        ("sudoku", {"TEXTARENA_ENV_ID": "Sudoku-v0"}),
+        ("wordle", {"TEXTARENA_ENV_ID": "Wordle-v0"}),
+    ]
+    for env in (
+        "atari_env",
+        "browsergym_env",
+        "chat_env",
+        "coding_env",
+        "echo_env",
+        "openspiel_env",
+        "sumo_rl_env",
+    ):
+        assert targets[env] == [(env, {})]
+    assert registry.profile("git_env").probe_timeout and registry.profile("unity_env").probe_timeout
+
+
+def tree_with(tmp_path: Path, dockerfile: str) -> Path:
+    (tmp_path / "Dockerfile").write_text(dockerfile)
+    return tmp_path
+
+
+def test_legacy_pythonpath_stages_src_core_and_keeps_an_existing_path(tmp_path: Path) -> None:
+    (tmp_path / "src" / "openenv" / "core").mkdir(parents=True)
+    (tmp_path / "src" / "openenv" / "core" / "env_client.py").write_text("")
+    tree = tree_with(tmp_path, 'FROM python:3.11-slim\nENV PYTHONPATH=/app/env\nCMD ["x"]\n')
+    fix = legacy_pythonpath("/app/env/src/core:/app/env/src:/app/env")
+    assert "PYTHONPATH set to" in (fix.apply(tree) or "")
+    assert (tree / "src" / "core" / "env_client.py").is_file()
+    env = Dockerfile.parse((tree / "Dockerfile").read_text()).stage_env()
+    assert env["PYTHONPATH"].startswith("/app/env/src/core:/app/env/src:/app/env")
+    assert "already has" in (fix.apply(tree) or "")
+
+
+def test_git_is_installed_before_uv_sync_once(tmp_path: Path) -> None:
+    tree = tree_with(
+        tmp_path,
+        'FROM x AS builder\nRUN --mount=type=cache,target=/root/.cache/uv uv sync\nFROM x\nCMD ["y"]\n',
+    )
+    fix = git_before_uv_sync()
+    assert fix.apply(tree) == "git installed before uv sync"
+    text = (tree / "Dockerfile").read_text()
+    assert text.index("apt-get install -y --no-install-recommends git") < text.index("uv sync")
+    assert fix.apply(tree) is None
+
+
+def test_literal_from_resolves_the_arg_default(tmp_path: Path) -> None:
+    tree = tree_with(
+        tmp_path,
+        'ARG OPENSPIEL_BASE_IMAGE=ghcr.io/meta-pytorch/openenv-openspiel-base:sha-e622c7e\nFROM ${OPENSPIEL_BASE_IMAGE}\nCMD ["y"]\n',
+    )
+    fix = literal_from("OPENSPIEL_BASE_IMAGE")
+    assert fix.apply(tree)
+    assert (
+        "FROM ghcr.io/meta-pytorch/openenv-openspiel-base:sha-e622c7e\n"
+        in (tree / "Dockerfile").read_text()
+    )
+    assert fix.apply(tree) is None
+
+
+def test_drop_dirs_removes_only_the_named_folders(tmp_path: Path) -> None:
+    for rel in (
+        "client_notebooks/a.ipynb",
+        "envs/calendar_env/client_notebooks/b.ipynb",
+        "server/app.py",
+    ):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    fix = drop_dirs("calendar_env", "client_notebooks")
+    assert fix.apply(tmp_path) == "dropped client_notebooks, envs/calendar_env/client_notebooks"
+    assert (tmp_path / "server" / "app.py").exists()
+    assert fix.apply(tmp_path) is None
+
+
+def test_a_git_clone_becomes_a_pinned_tarball(tmp_path: Path) -> None:
+    tree = tree_with(
+        tmp_path,
+        'FROM python:3.11\nRUN apt-get update && git clone --depth 1 https://github.com/Farama-Foundation/miniwob-plusplus.git /app/miniwob-plusplus && echo done\nCMD ["y"]\n',
+    )
+    fix = tarball_instead_of_clone(
+        "https://github.com/Farama-Foundation/miniwob-plusplus.git",
+        "7fd85d71a4b6",
+        "/app/miniwob-plusplus",
+    )
+    assert fix.apply(tree)
+    text = (tree / "Dockerfile").read_text()
+    assert "git clone" not in text
+    assert (
+        "apt-get update && mkdir -p /app/miniwob-plusplus && curl -fsSL https://github.com/Farama-Foundation/miniwob-plusplus/archive/7fd85d71a4b6.tar.gz"
+        in text
+    )
+    assert text.rstrip().endswith('CMD ["y"]') and "&& echo done" in text
+    assert fix.apply(tree) is None
+
+
+@pytest.mark.parametrize("env", ["maze_env", "snake_env"])
+def test_maze_and_snake_fix_is_registered(env: str) -> None:
+    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    assert [o.record.name for o in registry.fixes(env)] == ["legacy-pythonpath"]
