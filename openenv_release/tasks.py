@@ -49,6 +49,8 @@ def reported() -> Iterator[None]:
     """Turn a ReleaseError into one line and its exit code; no traceback unless --debug."""
     try:
         yield
+    except Exit:
+        raise
     except ReleaseError as exc:
         raise Exit(f"error: {exc.one_line()}", code=exc.exit_code) from None
     except KeyboardInterrupt:
