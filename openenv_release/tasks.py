@@ -20,8 +20,10 @@ from invoke.tasks import task
 from rich.console import Console
 
 from releaselib import console as out
+from releaselib.deploy import check_repo_id, deploy_all, plan_all
 from releaselib.discover import discover_envs, select_envs
-from releaselib.errors import ReleaseError
+from releaselib.errors import ReleaseError, UsageError
+from releaselib.hub import Hub
 from releaselib.options import Options, build_config, find_repo, pick
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.stage import stage_envs
@@ -37,6 +39,12 @@ TUPLE_HELP = {
     "base_sha": "base image tag/sha instead of latest",
     "staging_dir": "where staged trees go (default: ./hf-staging)",
     "json": "print one JSON document on stdout instead of tables",
+    "repo_id": "deploy the one --env to this owner/name instead of <namespace>/<env><suffix>",
+    "private": "make the Spaces private (the default)",
+    "public": "make the Spaces public",
+    "jobs": "how many envs to work on in parallel (default 4)",
+    "hub_endpoint": "Hub URL (default: HF_ENDPOINT, else https://huggingface.co)",
+    "dry_run": "print the plan; change nothing",
 }
 
 
@@ -163,6 +171,61 @@ def stage(
             raise Exit(code=1)
 
 
+@task(
+    iterable=["env"],
+    help=helps("repo", "env", "all", "version", "namespace", "suffix", "repo_id", "private",
+               "public", "jobs", "staging_dir", "hub_endpoint", "dry_run", "json"),
+)
+def deploy(
+    c: Context,
+    repo: str | None = None,
+    env: list[str] | None = None,
+    all_: bool = False,
+    version: str | None = None,
+    namespace: str | None = None,
+    suffix: str | None = None,
+    repo_id: str | None = None,
+    private: bool = False,
+    public: bool = False,
+    jobs: int | None = None,
+    staging_dir: str | None = None,
+    hub_endpoint: str | None = None,
+    dry_run: bool = False,
+    json: bool = False,
+) -> None:
+    """Stage, then push private version-suffixed candidate Spaces, sending only what changed."""
+    with reported():
+        if private and public:
+            raise UsageError("--private and --public contradict each other", remedy="pass one")
+        options = Options(
+            repo=repo, version=version, namespace=namespace, suffix=suffix, jobs=jobs,
+            staging_dir=staging_dir, hub_endpoint=hub_endpoint,
+            private=False if public else True if private else None,
+        )
+        config, resolution = build_config(options, release_config(c))
+        console = consoles(json)
+        out.print_tuple(console, config, resolution)
+        specs = select_envs(discover_envs(config.repo), [] if all_ else env or [])
+        target = check_repo_id(repo_id, [s.name for s in specs]) if repo_id else None
+        staged = stage_envs(config, specs, PluginRegistry(get_plugin_manager()))
+        hub = Hub.connect(config.hub_endpoint)
+        if dry_run:
+            results = plan_all(hub, config, staged, repo_id=target)
+        else:
+            results = deploy_all(
+                hub, config, staged, repo_id=target,
+                on_done=lambda d: console.print(out.deploy_line(d)),
+            )
+        if json:
+            print(jsonlib.dumps(
+                {"config": config.as_json(), "envs": [d.as_json() for d in results]}, indent=2
+            ))
+        else:
+            out.print_deployed(console, results, dry_run=dry_run)
+        if any(not d.ok for d in results):
+            raise Exit(code=1)
+
+
 @task(help=helps("json"))
 def plugins(c: Context, json: bool = False) -> None:
     """List the plugins with their envs, fixes, probes and canonical targets."""
@@ -175,5 +238,5 @@ def plugins(c: Context, json: bool = False) -> None:
         out.print_plugins(consoles(False), rows)
 
 
-ns = Collection(envs, stage, plugins)
+ns = Collection(envs, stage, deploy, plugins)
 ns.configure({"release": {}})

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from releaselib.config import RefResolution, ReleaseConfig
 from releaselib.plugins import PluginRegistry
+from releaselib.deploy import Deployed
 from releaselib.records import EnvSpec, StagedSpace
 
 OK = "[green]ok[/]"
@@ -89,3 +90,42 @@ def print_plugins(console: Console, rows: Sequence[dict[str, object]]) -> None:
             *[", ".join(map(str, c)) if isinstance(c, list) and c else "-" for c in cells],
         )
     console.print(table)
+
+
+def deploy_line(d: Deployed) -> str:
+    """One progress line as each env finishes deploying."""
+    if not d.ok:
+        return f"[red]✗[/] {d.space_id}: {d.error}"
+    what = "unchanged" if d.unchanged else f"commit {(d.commit or '')[:12]}"
+    return f"[green]✓[/] {d.space_id}: {'created, ' if d.created else ''}{what}"
+
+
+def print_deployed(console: Console, results: Sequence[Deployed], *, dry_run: bool) -> None:
+    table = Table(title="deploy plan" if dry_run else "deployed")
+    columns = ("env", "space", "action", "add", "change", "delete", "visibility", "result") if dry_run else (
+        "env", "space", "created", "commit", "files", "bytes", "result"
+    )
+    for column in columns:
+        table.add_column(column)
+    for d in results:
+        result = OK if d.ok else FAILED
+        if dry_run:
+            p = d.plan
+            table.add_row(
+                d.staged.env, d.space_id,
+                "-" if p is None else "unknown" if p.exists is None else "exists" if p.exists else "create",
+                *(str(len(x)) if p else "-" for x in ((p.add, p.change, p.delete) if p else ((), (), ()))),
+                (p.visibility or "-") if p else "-", result,
+            )
+        else:
+            table.add_row(
+                d.staged.env, d.space_id, "yes" if d.created else "no",
+                "unchanged" if d.unchanged else (d.commit or "-")[:12],
+                str(d.files_sent), f"{d.bytes_sent:,}", result,
+            )
+    console.print(table)
+    for d in results:
+        if d.error:
+            console.print(f"[red]error:[/] {d.error}", soft_wrap=True)
+        elif d.plan and d.plan.note:
+            console.print(f"[yellow]note:[/] {d.space_id}: {d.plan.note}")

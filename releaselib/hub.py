@@ -1,0 +1,231 @@
+"""The one façade over ``huggingface_hub.HfApi``: nothing else in the tool talks to the Hub.
+
+It reads the token once and never shows it; turns Hub errors into one-line ``HubError``s that
+name the Space; retries through :mod:`releaselib.retry`; and makes commits that are never
+duplicated (a failed commit is retried only after re-reading what the Space holds).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from huggingface_hub import (
+    CommitOperationAdd,
+    CommitOperationDelete,
+    HfApi,
+    RepoFile,
+    get_token,
+    set_client_factory,
+)
+from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
+from huggingface_hub.utils._http import hf_request_event_hook
+
+from releaselib.errors import AuthError, HubError
+from releaselib.retry import RETRY_STATUSES, RetryingTransport, RetryPolicy
+
+KEEP_REMOTE = frozenset({".gitattributes"})
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """A file in a Space: its git blob id, and the sha256 of its content when stored in LFS."""
+
+    blob_id: str
+    lfs_sha256: str | None = None
+
+    def same_as(self, local: Path, blob_sha1: str) -> bool:
+        if self.lfs_sha256 is not None:
+            return hashlib.sha256(local.read_bytes()).hexdigest() == self.lfs_sha256
+        return self.blob_id == blob_sha1
+
+
+@dataclass(frozen=True)
+class RemoteSpace:
+    """What the Hub says about one Space."""
+
+    id: str
+    private: bool | None
+    sha: str | None
+    runtime: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def stage(self) -> str | None:
+        stage = self.runtime.get("stage")
+        return str(stage) if stage is not None else None
+
+
+def install_retries(policy: RetryPolicy) -> None:
+    """Make huggingface_hub's shared HTTP client retry through ``policy`` (with a timeout)."""
+    set_client_factory(
+        lambda: httpx2.Client(
+            event_hooks={"request": [hf_request_event_hook]},
+            follow_redirects=True,
+            timeout=httpx2.Timeout(120.0, connect=20.0),
+            transport=RetryingTransport(policy),
+        )
+    )
+
+
+def status_of(exc: HfHubHTTPError) -> int | None:
+    response = getattr(exc, "response", None)
+    return response.status_code if response is not None else None
+
+
+def hub_error(what: str, exc: Exception) -> HubError:
+    """A one-line error for a failed Hub call about ``what`` (a Space id or an action)."""
+    if isinstance(exc, HfHubHTTPError):
+        status = status_of(exc)
+        detail = (exc.server_message or str(exc).splitlines()[0]).strip()
+        if status == 401:
+            return AuthError(f"{what}: the Hub rejected the token (401)", remedy="set a valid HF_TOKEN")
+        if status == 402:
+            return HubError(
+                f"{what}: 402 Payment Required: the namespace has no entitlement for a Docker "
+                "Space or the requested hardware",
+                remedy="use a namespace with Spaces billing, or request other hardware",
+            )
+        if status == 403:
+            return HubError(f"{what}: 403 Forbidden ({detail})", remedy="check the token's write access")
+        if status == 429:
+            return HubError(f"{what}: still rate-limited (429) after retries", remedy="rerun later")
+        return HubError(f"{what}: Hub answered {status}: {detail}", remedy="rerun; the step resumes")
+    if isinstance(exc, httpx2.TransportError):
+        return HubError(f"{what}: cannot reach the Hub ({type(exc).__name__})", remedy="check --hub-endpoint and the network")
+    if isinstance(exc, ValueError):  # huggingface_hub raises it for refused README metadata, bad ids
+        return HubError(f"{what}: {str(exc).splitlines()[0]}", remedy="fix the staged tree and rerun")
+    raise exc
+
+
+@contextmanager
+def hub_call(what: str) -> Iterator[None]:
+    """Turn huggingface_hub's exceptions into HubError naming ``what``."""
+    try:
+        yield
+    except (HfHubHTTPError, httpx2.TransportError, ValueError) as exc:
+        raise hub_error(what, exc) from None
+
+
+class Hub:
+    """A Hub endpoint and token. Build it with :meth:`connect`."""
+
+    def __init__(self, api: HfApi, *, token: str | None, policy: RetryPolicy) -> None:
+        self.api = api
+        self._token = token
+        self.policy = policy
+
+    @classmethod
+    def connect(
+        cls, endpoint: str | None = None, *, token: str | None = None, policy: RetryPolicy | None = None
+    ) -> Hub:
+        """Read the token once (``token``, else HF_TOKEN or the stored one) and install retries."""
+        policy = policy or RetryPolicy()
+        install_retries(policy)
+        token = token or get_token()
+        return cls(HfApi(endpoint=endpoint, token=token or False), token=token, policy=policy)
+
+    @property
+    def has_token(self) -> bool:
+        return bool(self._token)
+
+    def auth_header(self) -> dict[str, str]:
+        """The header that private Space domains need; empty without a token."""
+        return {"Authorization": f"Bearer {self._token}"} if self._token else {}
+
+    def whoami(self) -> str:
+        """The token's user name; AuthError when there is no token or the Hub rejects it."""
+        if not self._token:
+            raise AuthError("no Hugging Face token", remedy="set HF_TOKEN or run `hf auth login`")
+        try:
+            return str(self.api.whoami()["name"])
+        except HfHubHTTPError as exc:
+            if status_of(exc) == 401:
+                raise AuthError("the Hub rejected the token (401)", remedy="set a valid HF_TOKEN") from None
+            raise hub_error("whoami", exc) from None
+
+    def space(self, space_id: str) -> RemoteSpace | None:
+        """The Space, or None when it does not exist (or is private and we can't see it)."""
+        try:
+            info = self.api.space_info(space_id)
+        except RepositoryNotFoundError:
+            return None
+        except (HfHubHTTPError, httpx2.TransportError) as exc:
+            raise hub_error(space_id, exc) from None
+        runtime = info.runtime.raw if info.runtime is not None else {}
+        return RemoteSpace(space_id, info.private, info.sha, runtime)
+
+    def create_space(self, space_id: str, *, private: bool) -> None:
+        with hub_call(space_id):
+            self.api.create_repo(
+                space_id, repo_type="space", space_sdk="docker", private=private, exist_ok=True
+            )
+
+    def set_private(self, space_id: str, private: bool) -> None:
+        with hub_call(space_id):
+            self.api.update_repo_settings(space_id, repo_type="space", private=private)
+
+    def remote_files(self, space_id: str) -> dict[str, RemoteFile]:
+        """Every file in the Space's head revision."""
+        with hub_call(space_id):
+            entries = self.api.list_repo_tree(space_id, repo_type="space", recursive=True)
+            return {
+                e.path: RemoteFile(e.blob_id, e.lfs.sha256 if e.lfs else None)
+                for e in entries
+                if isinstance(e, RepoFile)
+            }
+
+    def commit(
+        self,
+        space_id: str,
+        tree: Path,
+        *,
+        upload: Sequence[str],
+        delete: Sequence[str],
+        message: str,
+        manifest: Mapping[str, tuple[str, int]],
+    ) -> str:
+        """One commit that uploads ``upload`` from ``tree`` and deletes ``delete``; its sha.
+
+        A failed attempt is retried only while the Space does not already hold ``manifest``
+        (the answer to an applied commit may be what was lost), so it never commits twice.
+        """
+        operations: list[CommitOperationAdd | CommitOperationDelete] = [
+            *(CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(tree / p)) for p in upload),
+            *(CommitOperationDelete(path_in_repo=p) for p in delete),
+        ]
+        for attempt in range(self.policy.attempts - 1):
+            try:
+                return self._create_commit(space_id, operations, message)
+            except (HfHubHTTPError, httpx2.TransportError) as exc:
+                if isinstance(exc, HfHubHTTPError) and status_of(exc) not in RETRY_STATUSES:
+                    raise hub_error(space_id, exc) from None
+            self.policy.sleep(self.policy.delay(attempt))
+            if self.holds(space_id, tree, manifest, delete):
+                head = self.space(space_id)
+                return str(head.sha) if head and head.sha else ""
+        with hub_call(space_id):
+            return self._create_commit(space_id, operations, message)
+
+    def _create_commit(
+        self, space_id: str, operations: list[CommitOperationAdd | CommitOperationDelete], message: str
+    ) -> str:
+        info = self.api.create_commit(space_id, operations, commit_message=message, repo_type="space")
+        return str(info.oid)
+
+    def holds(
+        self,
+        space_id: str,
+        tree: Path,
+        manifest: Mapping[str, tuple[str, int]],
+        deleted: Sequence[str] = (),
+    ) -> bool:
+        """True when the Space's files already equal ``manifest`` (``deleted`` gone)."""
+        remote = self.remote_files(space_id)
+        return not any(p in remote for p in deleted) and all(
+            p in remote and remote[p].same_as(tree / p, sha) for p, (sha, _) in manifest.items()
+        )

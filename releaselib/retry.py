@@ -1,0 +1,68 @@
+"""Retries for Hub requests: 429 honours Retry-After; 5xx and dropped connections back off
+exponentially (capped, with jitter). Installed as huggingface_hub's HTTP transport, so every
+HfApi call gets it. Commit POSTs are never retried here: a lost answer to a commit that the Hub
+applied would make a duplicate, so :mod:`releaselib.hub` re-reads the Space before trying again.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httpx2
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to retry."""
+
+    attempts: int = 6
+    base: float = 0.5
+    cap: float = 20.0
+    sleep: Callable[[float], None] = time.sleep
+
+    def delay(self, attempt: int, retry_after: str | None = None) -> float:
+        """Seconds to wait before try ``attempt + 1``: Retry-After when given, else backoff."""
+        if retry_after is not None:
+            try:
+                return min(self.cap, max(0.0, float(retry_after)))
+            except ValueError:
+                pass
+        backoff: float = min(self.cap, self.base * 2.0**attempt)
+        return backoff * random.uniform(0.5, 1.0)
+
+
+def is_commit(request: httpx2.Request) -> bool:
+    return request.method == "POST" and "/commit/" in request.url.path
+
+
+class RetryingTransport(httpx2.BaseTransport):
+    """An httpx2 transport that retries what is safe to retry."""
+
+    def __init__(self, policy: RetryPolicy, inner: httpx2.BaseTransport | None = None) -> None:
+        self.policy = policy
+        self.inner = inner or httpx2.HTTPTransport()
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        if is_commit(request):
+            return self.inner.handle_request(request)
+        request.read()  # so the body can be sent again
+        for attempt in range(self.policy.attempts - 1):
+            try:
+                response = self.inner.handle_request(request)
+            except httpx2.TransportError:
+                self.policy.sleep(self.policy.delay(attempt))
+                continue
+            if response.status_code not in RETRY_STATUSES:
+                return response
+            retry_after = response.headers.get("Retry-After")
+            response.close()
+            self.policy.sleep(self.policy.delay(attempt, retry_after))
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
