@@ -42,7 +42,7 @@ def print_tuple(console: Console, config: ReleaseConfig, resolution: RefResoluti
 def print_staged(console: Console, staged: Sequence[StagedSpace]) -> None:
     table = Table(title="staged")
     for column in ("env", "space", "fixes", "checks", "files", "bytes", "result"):
-        table.add_column(column, justify="right" if column in {"files", "bytes"} else "left")
+        table.add_column(column, justify="right" if column in {"files", "bytes"} else "left", overflow="fold")
     for s in staged:
         failed_checks = [c.split(":")[0] for c in s.checks if c.endswith(":fail")]
         checks = f"{len(s.checks) - len(failed_checks)}/{len(s.checks)}" if s.checks else "-"
@@ -66,7 +66,7 @@ def print_staged(console: Console, staged: Sequence[StagedSpace]) -> None:
 def print_envs(console: Console, specs: Iterable[EnvSpec], registry: PluginRegistry) -> None:
     table = Table(title="envs")
     for column in ("env", "deployable", "why", "plugin", "canonical targets"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for spec in specs:
         profile = registry.profile(spec.name)
         table.add_row(
@@ -82,7 +82,7 @@ def print_envs(console: Console, specs: Iterable[EnvSpec], registry: PluginRegis
 def print_plugins(console: Console, rows: Sequence[dict[str, object]]) -> None:
     table = Table(title="plugins")
     for column in ("plugin", "envs", "fixes", "probes", "checks", "targets"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for row in rows:
         cells = [row.get(k) for k in ("envs", "fixes", "probes", "checks", "targets")]
         table.add_row(
@@ -106,7 +106,7 @@ def print_deployed(console: Console, results: Sequence[Deployed], *, dry_run: bo
         "env", "space", "created", "commit", "files", "bytes", "result"
     )
     for column in columns:
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for d in results:
         result = OK if d.ok else FAILED
         if dry_run:

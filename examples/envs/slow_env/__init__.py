@@ -1,0 +1,1 @@
+"""Slow: reset takes longer than the verifier's probe timeout."""

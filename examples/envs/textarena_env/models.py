@@ -1,0 +1,12 @@
+"""TextArena-like action and observation."""
+
+from openenv.core.env_server.types import Action, Observation
+
+
+class TextArenaAction(Action):
+    message: str
+
+
+class TextArenaObservation(Observation):
+    game: str = ""
+    prompt: str = ""
