@@ -8,8 +8,8 @@ from rich.console import Console
 from rich.table import Table
 
 from releaselib.config import RefResolution, ReleaseConfig
-from releaselib.plugins import PluginRegistry
 from releaselib.deploy import Deployed
+from releaselib.plugins import PluginRegistry
 from releaselib.records import EnvSpec, StagedSpace
 
 OK = "[green]ok[/]"
@@ -42,7 +42,9 @@ def print_tuple(console: Console, config: ReleaseConfig, resolution: RefResoluti
 def print_staged(console: Console, staged: Sequence[StagedSpace]) -> None:
     table = Table(title="staged")
     for column in ("env", "space", "fixes", "checks", "files", "bytes", "result"):
-        table.add_column(column, justify="right" if column in {"files", "bytes"} else "left", overflow="fold")
+        table.add_column(
+            column, justify="right" if column in {"files", "bytes"} else "left", overflow="fold"
+        )
     for s in staged:
         failed_checks = [c.split(":")[0] for c in s.checks if c.endswith(":fail")]
         checks = f"{len(s.checks) - len(failed_checks)}/{len(s.checks)}" if s.checks else "-"
@@ -102,8 +104,10 @@ def deploy_line(d: Deployed) -> str:
 
 def print_deployed(console: Console, results: Sequence[Deployed], *, dry_run: bool) -> None:
     table = Table(title="deploy plan" if dry_run else "deployed")
-    columns = ("env", "space", "action", "add", "change", "delete", "visibility", "result") if dry_run else (
-        "env", "space", "created", "commit", "files", "bytes", "result"
+    columns = (
+        ("env", "space", "action", "add", "change", "delete", "visibility", "result")
+        if dry_run
+        else ("env", "space", "created", "commit", "files", "bytes", "result")
     )
     for column in columns:
         table.add_column(column, overflow="fold")
@@ -112,16 +116,31 @@ def print_deployed(console: Console, results: Sequence[Deployed], *, dry_run: bo
         if dry_run:
             p = d.plan
             table.add_row(
-                d.staged.env, d.space_id,
-                "-" if p is None else "unknown" if p.exists is None else "exists" if p.exists else "create",
-                *(str(len(x)) if p else "-" for x in ((p.add, p.change, p.delete) if p else ((), (), ()))),
-                (p.visibility or "-") if p else "-", result,
+                d.staged.env,
+                d.space_id,
+                "-"
+                if p is None
+                else "unknown"
+                if p.exists is None
+                else "exists"
+                if p.exists
+                else "create",
+                *(
+                    str(len(x)) if p else "-"
+                    for x in ((p.add, p.change, p.delete) if p else ((), (), ()))
+                ),
+                (p.visibility or "-") if p else "-",
+                result,
             )
         else:
             table.add_row(
-                d.staged.env, d.space_id, "yes" if d.created else "no",
+                d.staged.env,
+                d.space_id,
+                "yes" if d.created else "no",
                 "unchanged" if d.unchanged else (d.commit or "-")[:12],
-                str(d.files_sent), f"{d.bytes_sent:,}", result,
+                str(d.files_sent),
+                f"{d.bytes_sent:,}",
+                result,
             )
     console.print(table)
     for d in results:

@@ -94,7 +94,10 @@ def check_repo_id(repo_id: str, envs: Sequence[str]) -> str:
             remedy="pass one --env with --repo-id",
         )
     if not SPACE_ID.match(repo_id):
-        raise UsageError(f"--repo-id {repo_id!r} is not owner/name", remedy="e.g. --repo-id openenv/echo_env-0.2.2")
+        raise UsageError(
+            f"--repo-id {repo_id!r} is not owner/name",
+            remedy="e.g. --repo-id openenv/echo_env-0.2.2",
+        )
     return repo_id
 
 
@@ -123,7 +126,9 @@ def plan(hub: Hub, staged: StagedSpace, space_id: str, *, private: bool) -> Depl
     space = hub.space(space_id)
     if space is None:
         note = None if hub.has_token else "no token: a private Space would look missing"
-        return DeployPlan(space_id, exists=False if hub.has_token else None, add=tuple(staged.manifest), note=note)
+        return DeployPlan(
+            space_id, exists=False if hub.has_token else None, add=tuple(staged.manifest), note=note
+        )
     add, change, delete = diff(staged, hub.remote_files(space_id))
     return DeployPlan(space_id, True, add, change, delete, visibility_change(space, private))
 
@@ -145,13 +150,17 @@ def deploy_one(hub: Hub, config: ReleaseConfig, staged: StagedSpace, space_id: s
         if created:
             hub.create_space(space_id, private=config.private)
             space = hub.space(space_id)
-        changed_visibility = space is not None and visibility_change(space, config.private) is not None
+        changed_visibility = (
+            space is not None and visibility_change(space, config.private) is not None
+        )
         if changed_visibility:
             hub.set_private(space_id, config.private)
         add, change, delete = diff(staged, hub.remote_files(space_id))
         upload = add + change
         if not upload and not delete:
-            return Deployed(staged, space_id, created, None, True, visibility_changed=changed_visibility)
+            return Deployed(
+                staged, space_id, created, None, True, visibility_changed=changed_visibility
+            )
         sha = hub.commit(
             space_id,
             staged.staged_dir,

@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx2
 from huggingface_hub import (
+    Collection,
     CommitOperationAdd,
     CommitOperationDelete,
     HfApi,
@@ -83,7 +84,9 @@ def hub_error(what: str, exc: Exception) -> HubError:
         status = status_of(exc)
         detail = (exc.server_message or str(exc).splitlines()[0]).strip()
         if status == 401:
-            return AuthError(f"{what}: the Hub rejected the token (401)", remedy="set a valid HF_TOKEN")
+            return AuthError(
+                f"{what}: the Hub rejected the token (401)", remedy="set a valid HF_TOKEN"
+            )
         if status == 402:
             return HubError(
                 f"{what}: 402 Payment Required: the namespace has no entitlement for a Docker "
@@ -91,14 +94,25 @@ def hub_error(what: str, exc: Exception) -> HubError:
                 remedy="use a namespace with Spaces billing, or request other hardware",
             )
         if status == 403:
-            return HubError(f"{what}: 403 Forbidden ({detail})", remedy="check the token's write access")
+            return HubError(
+                f"{what}: 403 Forbidden ({detail})", remedy="check the token's write access"
+            )
         if status == 429:
             return HubError(f"{what}: still rate-limited (429) after retries", remedy="rerun later")
-        return HubError(f"{what}: Hub answered {status}: {detail}", remedy="rerun; the step resumes")
+        return HubError(
+            f"{what}: Hub answered {status}: {detail}", remedy="rerun; the step resumes"
+        )
     if isinstance(exc, httpx2.TransportError):
-        return HubError(f"{what}: cannot reach the Hub ({type(exc).__name__})", remedy="check --hub-endpoint and the network")
-    if isinstance(exc, ValueError):  # huggingface_hub raises it for refused README metadata, bad ids
-        return HubError(f"{what}: {str(exc).splitlines()[0]}", remedy="fix the staged tree and rerun")
+        return HubError(
+            f"{what}: cannot reach the Hub ({type(exc).__name__})",
+            remedy="check --hub-endpoint and the network",
+        )
+    if isinstance(
+        exc, ValueError
+    ):  # huggingface_hub raises it for refused README metadata, bad ids
+        return HubError(
+            f"{what}: {str(exc).splitlines()[0]}", remedy="fix the staged tree and rerun"
+        )
     raise exc
 
 
@@ -121,7 +135,11 @@ class Hub:
 
     @classmethod
     def connect(
-        cls, endpoint: str | None = None, *, token: str | None = None, policy: RetryPolicy | None = None
+        cls,
+        endpoint: str | None = None,
+        *,
+        token: str | None = None,
+        policy: RetryPolicy | None = None,
     ) -> Hub:
         """Read the token once (``token``, else HF_TOKEN or the stored one) and install retries."""
         policy = policy or RetryPolicy()
@@ -145,7 +163,9 @@ class Hub:
             return str(self.api.whoami()["name"])
         except HfHubHTTPError as exc:
             if status_of(exc) == 401:
-                raise AuthError("the Hub rejected the token (401)", remedy="set a valid HF_TOKEN") from None
+                raise AuthError(
+                    "the Hub rejected the token (401)", remedy="set a valid HF_TOKEN"
+                ) from None
             raise hub_error("whoami", exc) from None
 
     def space(self, space_id: str) -> RemoteSpace | None:
@@ -212,9 +232,14 @@ class Hub:
             return self._create_commit(space_id, operations, message)
 
     def _create_commit(
-        self, space_id: str, operations: list[CommitOperationAdd | CommitOperationDelete], message: str
+        self,
+        space_id: str,
+        operations: list[CommitOperationAdd | CommitOperationDelete],
+        message: str,
     ) -> str:
-        info = self.api.create_commit(space_id, operations, commit_message=message, repo_type="space")
+        info = self.api.create_commit(
+            space_id, operations, commit_message=message, repo_type="space"
+        )
         return str(info.oid)
 
     def holds(
@@ -229,3 +254,63 @@ class Hub:
         return not any(p in remote for p in deleted) and all(
             p in remote and remote[p].same_as(tree / p, sha) for p, (sha, _) in manifest.items()
         )
+
+    def list_spaces(self, author: str, search: str | None = None) -> list[RemoteSpace]:
+        """Every Space of ``author`` (matching ``search``) with its runtime: one listing,
+        however many Spaces there are (pages follow the Link header)."""
+        with hub_call(f"list Spaces of {author}"):
+            return [
+                RemoteSpace(s.id, s.private, s.sha, s.runtime.raw if s.runtime is not None else {})
+                for s in self.api.list_spaces(
+                    author=author, search=search, expand=["runtime", "private", "sha"]
+                )
+            ]
+
+    def runtime(self, space_id: str) -> Mapping[str, Any]:
+        with hub_call(space_id):
+            return self.api.get_space_runtime(space_id).raw
+
+    def restart(self, space_id: str, *, factory: bool = True) -> None:
+        with hub_call(space_id):
+            self.api.restart_space(space_id, factory_reboot=factory)
+
+    def pause(self, space_id: str) -> None:
+        with hub_call(space_id):
+            self.api.pause_space(space_id)
+
+    def delete_space(self, space_id: str) -> None:
+        with hub_call(space_id):
+            self.api.delete_repo(space_id, repo_type="space", missing_ok=True)
+
+    def variables(self, space_id: str) -> dict[str, str]:
+        with hub_call(space_id):
+            return {k: v.value for k, v in self.api.get_space_variables(space_id).items()}
+
+    def set_variable(self, space_id: str, key: str, value: str) -> None:
+        with hub_call(space_id):
+            self.api.add_space_variable(space_id, key, value)
+
+    def collections(self, owner: str) -> list[Collection]:
+        """The owner's collections (their items may be truncated: use :meth:`collection`)."""
+        with hub_call(f"list collections of {owner}"):
+            return list(self.api.list_collections(owner=owner))
+
+    def collection(self, slug: str) -> Collection:
+        with hub_call(f"collection {slug}"):
+            return self.api.get_collection(slug)
+
+    def create_collection(
+        self, title: str, *, namespace: str, private: bool, description: str
+    ) -> Collection:
+        with hub_call(f"collection {title!r}"):
+            return self.api.create_collection(
+                title, namespace=namespace, private=private, description=description, exists_ok=True
+            )
+
+    def update_collection(self, slug: str, *, private: bool, description: str) -> None:
+        with hub_call(f"collection {slug}"):
+            self.api.update_collection_metadata(slug, private=private, description=description)
+
+    def add_to_collection(self, slug: str, space_id: str, *, note: str | None = None) -> None:
+        with hub_call(f"collection {slug}"):
+            self.api.add_collection_item(slug, space_id, "space", note=note, exists_ok=True)
