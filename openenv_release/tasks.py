@@ -19,6 +19,7 @@ from invoke.exceptions import Exit
 from invoke.tasks import task
 from rich.console import Console
 
+from openenv_release.localhub_tasks import localhub
 from releaselib import console as out
 from releaselib.deploy import check_repo_id, deploy_all, plan_all
 from releaselib.discover import discover_envs, select_envs
@@ -239,4 +240,5 @@ def plugins(c: Context, json: bool = False) -> None:
 
 
 ns = Collection(envs, stage, deploy, plugins)
+ns.add_collection(localhub)
 ns.configure({"release": {}})

@@ -92,7 +92,7 @@ def select_envs(specs: Iterable[EnvSpec], names: Iterable[str]) -> list[EnvSpec]
     unknown = [n for n in wanted if n not in by_name]
     if unknown:
         name = unknown[0]
-        close = difflib.get_close_matches(name, list(by_name), n=3, cutoff=0.5)
+        close = difflib.get_close_matches(name, list(by_name), n=3, cutoff=0.8)
         hint = f"did you mean {', '.join(close)}?" if close else "run `envs` to list them"
         raise UsageError(f"--env {name!r}: no such env under envs/", remedy=hint)
     return [by_name[n] for n in sorted(wanted, key=list(by_name).index)]

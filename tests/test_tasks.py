@@ -35,7 +35,8 @@ def test_stage_json_has_the_documented_shape(checkout: Path, tmp_path: Path) -> 
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["config"]["namespace"] == "openenv" and doc["config"]["suffix"] == "-0.2.2"
-    entry = doc["envs"][0]
+    entry = next(e for e in doc["envs"] if e["env"] == "echo_env")
+    assert len(doc["envs"]) == 5
     assert {"env", "space_id", "staged_dir", "ok", "fixes", "checks", "files", "bytes", "error"} <= set(entry)
     assert entry["space_id"] == "openenv/echo_env-0.2.2" and entry["ok"] is True
     assert "ref" in result.stderr  # the release tuple still goes to the terminal, on stderr
@@ -84,8 +85,10 @@ def test_a_directory_that_is_not_a_checkout_is_refused(tmp_path: Path) -> None:
 def test_envs_lists_plugins_and_targets(checkout: Path) -> None:
     result = cli("envs", "--repo", str(checkout), "--json")
     assert result.returncode == 0, result.stderr
-    (echo,) = json.loads(result.stdout)
-    assert echo == {
+    listed = {e["env"]: e for e in json.loads(result.stdout)}
+    assert sorted(listed) == ["broken_env", "echo_env", "legacy_env", "slow_env", "textarena_env"]
+    assert listed["textarena_env"]["canonical_targets"][1] == {"repo": "wordle", "variables": {"TEXTARENA_ENV_ID": "Wordle-v0"}}
+    assert listed["echo_env"] == {
         "env": "echo_env", "deployable": True, "why": "server/Dockerfile and README.md",
         "plugin": "env_plugins.echo_env", "canonical_targets": [{"repo": "echo_env", "variables": {}}],
     }

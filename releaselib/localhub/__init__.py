@@ -1,0 +1,27 @@
+"""The embedded Hub: a Hub HTTP API for the real huggingface_hub client, a container-less Space
+runtime behind it, and scenarios that make it misbehave on purpose.
+
+    with LocalHub() as hub:
+        api = HfApi(endpoint=hub.endpoint, token=hub.token)
+"""
+
+from releaselib.localhub.dockerfile_plan import BuildError, RunPlan, read_plan
+from releaselib.localhub.hub import LocalHub
+from releaselib.localhub.requestlog import Counters, RequestRecord
+from releaselib.localhub.scenario import Fault, Scenario, SpaceBehaviour
+from releaselib.localhub.space_process import SpaceProcess, free_port, start_space_process
+
+__all__ = [
+    "BuildError",
+    "Counters",
+    "Fault",
+    "LocalHub",
+    "RequestRecord",
+    "RunPlan",
+    "Scenario",
+    "SpaceBehaviour",
+    "SpaceProcess",
+    "free_port",
+    "read_plan",
+    "start_space_process",
+]

@@ -1,0 +1,5 @@
+"""``python -m releaselib.localhub [--port 0] [--state-dir DIR] [--scenario FILE]``."""
+
+from releaselib.localhub.serve import main
+
+main()

@@ -1,0 +1,42 @@
+"""Run a LocalHub in the foreground: print ``{"endpoint", "token"}`` once, serve until Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from releaselib.localhub.hub import LocalHub
+from releaselib.localhub.scenario import Scenario
+
+
+def serve(
+    *,
+    port: int = 0,
+    state_dir: Path | None = None,
+    scenario: Path | None = None,
+    out: TextIO = sys.stdout,
+) -> None:
+    """Serve until SIGINT or SIGTERM, then stop every Space process. Call from the main thread."""
+    stopped = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stopped.set())
+    loaded = Scenario.load(scenario) if scenario else None
+    with LocalHub(state_dir, scenario=loaded, port=port) as hub:
+        # The one place the token is printed: the caller needs it to talk to this Hub.
+        print(json.dumps({"endpoint": hub.endpoint, "token": hub.token}), file=out, flush=True)
+        stopped.wait()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m releaselib.localhub", description=__doc__)
+    parser.add_argument("--port", type=int, default=0, help="Hub API port (default: a free one)")
+    parser.add_argument("--state-dir", type=Path, help="keep repos here (default: a temp folder)")
+    parser.add_argument("--scenario", type=Path, help="YAML/JSON scenario of faults")
+    args = parser.parse_args(argv)
+    serve(port=args.port, state_dir=args.state_dir, scenario=args.scenario)

@@ -1,0 +1,240 @@
+"""Run a staged Space tree without a container: lay out its image files, then start its CMD.
+
+The Dockerfile's stages are replayed as file copies into ``<run_dir>/root`` (COPY --from copies
+between stage roots; RUN is skipped), image paths such as ``/app/env`` in ENV, WORKDIR and the
+command are mapped onto that root, ``--host``/``--port`` are pointed at a loopback port, and the
+command runs with the current Python's ``bin`` first on PATH, so it uses this environment's
+packages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from releaselib.localhub.dockerfile_plan import BuildError, Copy, RunPlan, read_plan
+
+#: ENV the OpenEnv base image provides before a Dockerfile adds its own.
+IMAGE_BASE_ENV = {"PYTHONPATH": "/app/src", "HOME": "/home/user", "LANG": "C.UTF-8"}
+
+_HOST_FLAG = re.compile(r"(--host[= ])\S+")
+_PORT_FLAG = re.compile(r"(--port[= ])\d+")
+
+
+@dataclass
+class SpaceProcess:
+    """A running Space command; ``stop()`` ends its whole process group."""
+
+    popen: subprocess.Popen[bytes]
+    port: int
+    root: Path
+    stderr_path: Path
+    owned_dir: Path | None = None
+    stopped: bool = False
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def exit_code(self) -> int | None:
+        """The exit status, or None while it runs."""
+        return self.popen.poll()
+
+    def is_listening(self) -> bool:
+        """True once something accepts connections on the Space's port."""
+        with socket.socket() as probe:
+            probe.settimeout(0.2)
+            return probe.connect_ex(("127.0.0.1", self.port)) == 0
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Wait until the port accepts connections; False if the process exits or time runs out."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.exit_code() is not None:
+                return False
+            if self.is_listening():
+                return True
+            time.sleep(0.05)
+        return False
+
+    def stderr_tail(self, lines: int = 20) -> str:
+        """The last ``lines`` lines the process wrote to stderr."""
+        try:
+            text = self.stderr_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+        return "\n".join(text.strip().splitlines()[-lines:])
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """SIGTERM the process group, SIGKILL it after ``timeout`` seconds; idempotent."""
+        if self.stopped:
+            return
+        self.stopped = True
+        if self.popen.poll() is None:
+            _signal_group(self.popen.pid, signal.SIGTERM)
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                _signal_group(self.popen.pid, signal.SIGKILL)
+                self.popen.wait(timeout)
+        _signal_group(self.popen.pid, signal.SIGKILL)  # children that outlived the leader
+        if self.owned_dir is not None:
+            shutil.rmtree(self.owned_dir, ignore_errors=True)
+
+    def __enter__(self) -> SpaceProcess:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def _signal_group(pid: int, signum: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signum)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def start_space_process(
+    tree: Path,
+    *,
+    port: int,
+    env: Mapping[str, str] | None = None,
+    run_dir: Path | None = None,
+) -> SpaceProcess:
+    """Start the CMD of ``tree/Dockerfile``'s final stage on 127.0.0.1:``port``.
+
+    ``env`` (Space variables and secrets) is added to the image's ENV. The image files and logs go
+    under ``run_dir`` (its ``root``/``stages`` are replaced), or a temporary folder that ``stop()``
+    removes. Raises BuildError when the
+    Dockerfile cannot be run and OSError when the command cannot be started.
+    """
+    owned = None if run_dir is not None else Path(tempfile.mkdtemp(prefix="space-"))
+    work = run_dir or owned
+    assert work is not None
+    try:
+        dockerfile = tree / "Dockerfile"
+        if not dockerfile.is_file():
+            raise BuildError("no Dockerfile at the root of the Space")
+        plan = read_plan(dockerfile.read_text(), base_env=_base_env())
+        root = work / "root"
+        for previous in (root, work / "stages"):
+            shutil.rmtree(previous, ignore_errors=True)
+        _materialize(plan, tree, work)
+        home = plan.final.env.get("HOME", "").lstrip("/")
+        if home:  # a writable home inside the image root, like the container's
+            (root / home).mkdir(parents=True, exist_ok=True)
+        mapper = _PathMapper(root)
+        argv = [mapper.map(arg) for arg in _bind_loopback(plan.final.argv, port)]
+        cwd = Path(mapper.map(plan.final.workdir))
+        cwd.mkdir(parents=True, exist_ok=True)
+        process_env = {key: mapper.map(value) for key, value in plan.final.env.items()}
+        process_env.update(env or {})
+        process_env["PORT"] = str(port)
+        stderr_path = work / "stderr.log"
+        with open(work / "stdout.log", "wb") as out, open(stderr_path, "wb") as err:
+            popen = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=process_env,
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+    except BaseException:
+        if owned is not None:
+            shutil.rmtree(owned, ignore_errors=True)
+        raise
+    return SpaceProcess(popen, port, root, stderr_path, owned)
+
+
+def _base_env() -> dict[str, str]:
+    python_bin = str(Path(sys.executable).parent)
+    return {**IMAGE_BASE_ENV, "PATH": f"{python_bin}:{os.environ.get('PATH', os.defpath)}"}
+
+
+def _bind_loopback(argv: tuple[str, ...], port: int) -> list[str]:
+    """Point ``--host``/``--port`` flags (separate or inline, also inside ``sh -c``) at loopback."""
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] == "--host":
+            arg = "127.0.0.1"
+        elif out and out[-1] == "--port":
+            arg = str(port)
+        else:
+            arg = _HOST_FLAG.sub(r"\g<1>127.0.0.1", arg)
+            arg = _PORT_FLAG.sub(rf"\g<1>{port}", arg)
+        out.append(arg)
+    return out
+
+
+class _PathMapper:
+    """Rewrites absolute image paths whose top folder exists in ``root`` to paths under it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        tops = sorted((entry.name for entry in root.iterdir()), key=len, reverse=True)
+        names = "|".join(re.escape(top) for top in tops)
+        self.pattern = re.compile(rf"(?<![\w./-])/(?:{names})(?=[/:\s\"';&|]|$)") if tops else None
+
+    def map(self, text: str) -> str:
+        if self.pattern is None:
+            return text
+        return self.pattern.sub(lambda match: f"{self.root}{match.group(0)}", text)
+
+
+def _materialize(plan: RunPlan, context: Path, work: Path) -> None:
+    """Replay the COPYs of every stage the final one needs; the final one lands in ``work/root``."""
+    roots: dict[int, Path] = {}
+
+    def stage_root(index: int) -> Path:
+        if index in roots:
+            return roots[index]
+        stage = plan.stages[index]
+        root = work / "root" if index == plan.final.index else work / "stages" / str(index)
+        root.mkdir(parents=True, exist_ok=True)
+        if stage.base_stage is not None:
+            shutil.copytree(stage_root(stage.base_stage), root, symlinks=True, dirs_exist_ok=True)
+        for copy in stage.copies:
+            source_root = context if copy.from_stage is None else stage_root(copy.from_stage)
+            _apply_copy(copy, source_root, root, strict=copy.from_stage is None)
+        roots[index] = root
+        return root
+
+    stage_root(plan.final.index)
+
+
+def _apply_copy(copy: Copy, source_root: Path, root: Path, *, strict: bool) -> None:
+    """Copy like Docker: a folder's contents into dest, a file to dest (or into dest/)."""
+    dest = root / copy.dest.lstrip("/")
+    into_folder = copy.dest.endswith("/") or len(copy.sources) > 1
+    for pattern in copy.sources:
+        matches = sorted(glob.glob(str(source_root / pattern.lstrip("/"))))
+        if not matches and strict:
+            raise BuildError(f"COPY source {pattern!r} is not in the Space repository")
+        for match in map(Path, matches):
+            if match.is_dir():
+                shutil.copytree(match, dest, symlinks=True, dirs_exist_ok=True)
+            else:
+                target = dest / match.name if into_folder or dest.is_dir() else dest
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(match, target)

@@ -1,0 +1,309 @@
+"""The container-less Space runtime: builds, stages, processes and domains of every Space.
+
+A commit or restart bumps the Space's generation and starts a build thread; a thread whose
+generation is no longer current stops touching the Space, so a newer commit always wins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from releaselib.localhub.dockerfile_plan import BuildError
+from releaselib.localhub.domains import SpaceDomain
+from releaselib.localhub.requestlog import RequestLog
+from releaselib.localhub.scenario import FaultInjector, Scenario, SpaceBehaviour
+from releaselib.localhub.space_process import SpaceProcess, free_port, start_space_process
+from releaselib.localhub.store import HubStore, Repo
+from releaselib.localhub.tls import TlsFiles
+
+#: How long a Space's process may take to open its port before it counts as RUNTIME_ERROR.
+STARTUP_TIMEOUT = 120.0
+_POLL = 0.05
+
+
+@dataclass
+class _Space:
+    repo_id: str
+    behaviour: SpaceBehaviour
+    domains: list[SpaceDomain]
+    stage: str = "NO_APP_FILE"
+    sha: str | None = None
+    error: str | None = None
+    process: SpaceProcess | None = None
+    generation: int = 0
+    stale_cleared: bool = False
+    threads: list[threading.Thread] = field(default_factory=list)
+
+
+class SpaceRuntimes:
+    """Owns every Space's process and domains; the Hub API calls it after commits and settings."""
+
+    def __init__(
+        self,
+        store: HubStore,
+        *,
+        workdir: Path,
+        scenario: Scenario,
+        tls: TlsFiles,
+        log: RequestLog,
+        injector: FaultInjector,
+    ) -> None:
+        self._store = store
+        self._workdir = workdir
+        self._scenario = scenario
+        self._tls = tls
+        self._log = log
+        self._injector = injector
+        self._spaces: dict[str, _Space] = {}
+        self._lock = threading.Lock()
+        self._client = httpx.AsyncClient(trust_env=False, timeout=300)
+
+    # called by the Hub API (on the event loop)
+    def runtime(self, repo: Repo) -> dict[str, Any]:
+        """The ``runtime`` dict of ``space_info``/``get_space_runtime``."""
+        space = self._spaces.get(repo.id)
+        if space is None:
+            return _runtime_dict("NO_APP_FILE", None, None, [])
+        with self._lock:
+            process = space.process
+            if space.stage == "RUNNING" and process and process.exit_code() is not None:
+                space.stage, space.error = "RUNTIME_ERROR", _crash_message(process)
+            return _runtime_dict(space.stage, space.sha, space.error, space.domains)
+
+    async def deploy(self, repo: Repo) -> None:
+        """Build and start the head commit, unless the Space is paused."""
+        space = await self._ensure(repo.id)
+        if space.stage != "PAUSED":
+            self._launch(space, repo, then_sleep=space.behaviour.sleeping)
+
+    async def restart(self, repo: Repo, *, factory: bool) -> dict[str, Any]:
+        space = await self._ensure(repo.id)
+        if factory:
+            space.stale_cleared = True
+        if repo.head is not None:
+            self._launch(space, repo, then_sleep=False)
+        return self.runtime(repo)
+
+    async def pause(self, repo: Repo) -> dict[str, Any]:
+        space = await self._ensure(repo.id)
+        process = self._supersede(space, "PAUSED")
+        if process is not None:
+            await asyncio.to_thread(process.stop)
+        return self.runtime(repo)
+
+    async def adopt(self, repo: Repo) -> None:
+        """After a Hub restart: a Space with commits comes back SLEEPING (woken by a request)."""
+        if repo.head is not None:
+            space = await self._ensure(repo.id)
+            space.stage, space.sha = "SLEEPING", repo.head.oid
+
+    async def forget(self, repo_id: str) -> None:
+        """Stop a deleted Space's process and close its domains."""
+        space = self._spaces.pop(repo_id, None)
+        if space is not None:
+            await self._shut(space)
+
+    async def close(self) -> None:
+        for repo_id in list(self._spaces):
+            await self.forget(repo_id)
+        await self._client.aclose()
+
+    # SpaceGate, for the domains
+    def visible(self, repo_id: str, authorization: str | None) -> bool:
+        repo = self._store.repo("spaces", repo_id)
+        return repo is not None and (
+            not repo.private or authorization == f"Bearer {self._store.token}"
+        )
+
+    async def backend_port(self, repo_id: str) -> int | None:
+        space = self._spaces.get(repo_id)
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while space is not None and time.monotonic() < deadline:
+            with self._lock:
+                stage, process = space.stage, space.process
+            if stage == "RUNNING" and process is not None and process.exit_code() is None:
+                return process.port
+            if stage == "SLEEPING":
+                repo = self._store.repo("spaces", repo_id)
+                if repo is None:
+                    return None
+                self._launch(space, repo, then_sleep=False, build_seconds=0.0)
+            elif stage not in ("BUILDING", "APP_STARTING"):
+                return None
+            await asyncio.sleep(_POLL)
+        return None
+
+    # internals
+    async def _ensure(self, repo_id: str) -> _Space:
+        if repo_id in self._spaces:
+            return self._spaces[repo_id]
+        behaviour = self._scenario.space(repo_id)
+        domains = [
+            SpaceDomain(
+                repo_id,
+                gate=self,
+                client=self._client,
+                tls=self._tls,
+                log=self._log,
+                injector=self._injector,
+                answers_404=behaviour.first_domain_404 and index == 0,
+            )
+            for index in range(max(1, behaviour.domains))
+        ]
+        for domain in domains:
+            await domain.start()
+        return self._spaces.setdefault(repo_id, _Space(repo_id, behaviour, domains))
+
+    def _supersede(self, space: _Space, stage: str) -> SpaceProcess | None:
+        """Start a new generation in ``stage``; returns the process the caller must stop."""
+        with self._lock:
+            space.generation += 1
+            space.stage, space.error = stage, None
+            process, space.process = space.process, None
+            return process
+
+    def _launch(
+        self, space: _Space, repo: Repo, *, then_sleep: bool, build_seconds: float | None = None
+    ) -> None:
+        assert repo.head is not None
+        old = self._supersede(space, "BUILDING")
+        space.sha = repo.head.oid
+        env = {key: entry["value"] for key, entry in {**repo.variables, **repo.secrets}.items()}
+        env |= {"SPACE_ID": repo.id, "SPACE_HOST": space.domains[0].address}
+        delay = self._scenario.build_seconds if build_seconds is None else build_seconds
+        thread = threading.Thread(
+            target=self._build,
+            args=(space, space.generation, repo.head.files, env, old, then_sleep, delay),
+            name=f"localhub-build-{repo.id}",
+            daemon=True,
+        )
+        space.threads = [t for t in space.threads if t.is_alive()] + [thread]
+        thread.start()
+
+    def _build(
+        self,
+        space: _Space,
+        generation: int,
+        files: dict[str, str],
+        env: dict[str, str],
+        old: SpaceProcess | None,
+        then_sleep: bool,
+        delay: float,
+    ) -> None:
+        if old is not None:
+            old.stop()
+        if not self._wait(space, generation, delay):
+            return
+        behaviour = space.behaviour
+        failure = behaviour.build_error or (
+            None if space.stale_cleared else behaviour.stale_build_error
+        )
+        if failure:
+            self._set(space, generation, "BUILD_ERROR", failure)
+            return
+        run_dir = self._workdir / space.repo_id
+        shutil.rmtree(run_dir / "tree", ignore_errors=True)
+        self._store.checkout(files, run_dir / "tree")
+        if behaviour.stuck_starting:
+            self._set(space, generation, "APP_STARTING")
+            return
+        try:
+            process = start_space_process(
+                run_dir / "tree", port=free_port(), env=env, run_dir=run_dir
+            )
+        except BuildError as exc:
+            self._set(space, generation, "BUILD_ERROR", exc.one_line())
+            return
+        except OSError as exc:
+            self._set(space, generation, "RUNTIME_ERROR", f"could not start the command: {exc}")
+            return
+        if not self._set(space, generation, "APP_STARTING", process=process):
+            process.stop()
+            return
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while process.exit_code() is None and not process.is_listening():
+            if not self._wait(space, generation, _POLL) or time.monotonic() > deadline:
+                break
+        if space.generation != generation:
+            return  # the new generation's owner stops this process
+        if process.exit_code() is None and process.is_listening():
+            if then_sleep:
+                process.stop()
+                self._set(space, generation, "SLEEPING")
+            else:
+                self._set(space, generation, "RUNNING")
+            return
+        process.stop()
+        self._set(space, generation, "RUNTIME_ERROR", _crash_message(process))
+
+    def _wait(self, space: _Space, generation: int, seconds: float) -> bool:
+        """Sleep ``seconds``; False if the Space moved on to a newer generation meanwhile."""
+        time.sleep(seconds)
+        return space.generation == generation
+
+    def _set(
+        self,
+        space: _Space,
+        generation: int,
+        stage: str,
+        error: str | None = None,
+        *,
+        process: SpaceProcess | None = None,
+    ) -> bool:
+        """Move the Space to ``stage`` if ``generation`` is still current (a stopped process stays
+        recorded until the next generation takes it)."""
+        with self._lock:
+            if space.generation != generation:
+                return False
+            space.stage, space.error = stage, error
+            if process is not None:
+                space.process = process
+            return True
+
+    async def _shut(self, space: _Space) -> None:
+        process = self._supersede(space, "STOPPED")
+        if process is not None:
+            await asyncio.to_thread(process.stop)
+        for thread in space.threads:
+            await asyncio.to_thread(thread.join, STARTUP_TIMEOUT)
+        with self._lock:
+            late = space.process
+        if late is not None:
+            await asyncio.to_thread(late.stop)
+        for domain in space.domains:
+            await domain.stop()
+
+
+def _crash_message(process: SpaceProcess) -> str:
+    tail = process.stderr_tail()
+    code = process.exit_code()
+    if code is None:
+        return tail or f"the app did not open port {process.port} within {STARTUP_TIMEOUT:g} s"
+    return tail or f"the app exited with status {code}"
+
+
+def _runtime_dict(
+    stage: str, sha: str | None, error: str | None, domains: list[SpaceDomain]
+) -> dict[str, Any]:
+    running = stage in ("RUNNING", "APP_STARTING", "RUNNING_BUILDING")
+    runtime: dict[str, Any] = {
+        "stage": stage,
+        "hardware": {"current": "cpu-basic" if running else None, "requested": "cpu-basic"},
+        "storage": None,
+        "gcTimeout": 172800,
+        "replicas": {"current": 1 if running else 0, "requested": 1},
+        "devMode": False,
+        "domains": [{"domain": domain.address, "stage": "READY"} for domain in domains],
+        "sha": sha,
+    }
+    if error:
+        runtime["errorMessage"] = error
+    return runtime

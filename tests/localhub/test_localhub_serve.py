@@ -1,0 +1,36 @@
+"""``python -m releaselib.localhub`` (what ``invoke localhub.serve`` runs): one JSON line, clean exit."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from huggingface_hub import HfApi
+from localhub_helpers import QUICK_APP, processes_mentioning, wait_for_stage, write_tree
+
+
+def test_serve_prints_endpoint_and_token_then_stops_on_ctrl_c(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "releaselib.localhub", "--port", "0", "--state-dir", str(state)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        first = json.loads(server.stdout.readline())
+        assert set(first) == {"endpoint", "token"}
+        api = HfApi(endpoint=first["endpoint"], token=first["token"])
+        api.create_repo("acme/quick", repo_type="space", space_sdk="docker")
+        tree = write_tree(tmp_path / "tree", QUICK_APP)
+        api.upload_folder(folder_path=tree, repo_id="acme/quick", repo_type="space")
+        assert wait_for_stage(api, "acme/quick", {"RUNNING", "RUNTIME_ERROR"}).stage == "RUNNING"
+        assert processes_mentioning(str(state))
+    finally:
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=30) == 0
+    assert processes_mentioning(str(state)) == []
+    assert server.stdout.read() == ""

@@ -1,0 +1,174 @@
+"""Deploy against the embedded Hub: private docker Spaces, only what changed, faults, secrets."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from huggingface_hub import HfApi
+
+from releaselib.config import ReleaseConfig
+from releaselib.deploy import deploy_all, plan_all
+from releaselib.discover import discover_envs, select_envs
+from releaselib.errors import AuthError
+from releaselib.hub import Hub
+from releaselib.localhub.scenario import Fault, Scenario
+from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.retry import RetryPolicy
+from releaselib.stage import stage_envs
+
+EXAMPLE_ENV = Path(__file__).resolve().parents[1] / "examples" / "envs" / "echo_env"
+FAST = RetryPolicy(attempts=8, base=0.01, cap=0.05)
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """Three small envs (copies of the example echo env) in an OpenEnv-shaped checkout."""
+    repo = tmp_path / "OpenEnv"
+    (repo / "envs").mkdir(parents=True)
+    (repo / "pyproject.toml").write_text('[project]\nname = "openenv"\nversion = "0.2.2"\n')
+    for name in ("alpha_env", "beta_env", "gamma_env"):
+        shutil.copytree(EXAMPLE_ENV, repo / "envs" / name)
+    return repo
+
+
+def config_for(repo: Path, tmp_path: Path, **changes: object) -> ReleaseConfig:
+    base = ReleaseConfig(
+        repo=repo, version="0.2.2", ref="main", ref_reason="test", dist="openenv",
+        suffix="-0.2.2", staging_dir=tmp_path / "staging", jobs=3,
+    )
+    return base.with_(**changes)
+
+
+def release(hub_endpoint: str, token: str | None, config: ReleaseConfig, *, dry_run: bool = False):
+    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    staged = stage_envs(config, select_envs(discover_envs(config.repo), []), registry)
+    hub = Hub.connect(hub_endpoint, token=token, policy=FAST)
+    if dry_run:
+        return {d.staged.env: d for d in plan_all(hub, config, staged)}
+    return {d.staged.env: d for d in deploy_all(hub, config, staged)}
+
+
+def remote_tree(api: HfApi, space_id: str) -> dict[str, str]:
+    return {f.path: f.blob_id for f in api.list_repo_tree(space_id, repo_type="space", recursive=True) if hasattr(f, "blob_id")}
+
+
+def test_first_deploy_creates_private_docker_spaces_with_the_staged_files(localhub, checkout, tmp_path) -> None:
+    config = config_for(checkout, tmp_path)
+    results = release(localhub.endpoint, localhub.token, config)
+    api = HfApi(endpoint=localhub.endpoint, token=localhub.token)
+    assert localhub.counters().commits == 3
+    for env, d in results.items():
+        assert d.ok and d.created and d.commit and not d.unchanged, d.error
+        info = api.space_info(d.space_id)
+        assert info.private is True and info.sdk == "docker"
+        tree = remote_tree(api, d.space_id)
+        assert tree == {p: sha for p, (sha, _) in d.staged.manifest.items()}
+        assert d.files_sent == d.staged.files and d.bytes_sent == d.staged.bytes
+    assert HfApi(endpoint=localhub.endpoint, token=False).repo_exists("openenv/alpha_env-0.2.2", repo_type="space") is False
+
+
+def test_unchanged_redeploy_makes_no_commit_and_sends_nothing(localhub, checkout, tmp_path) -> None:
+    config = config_for(checkout, tmp_path)
+    release(localhub.endpoint, localhub.token, config)
+    localhub.reset_counters()
+    results = release(localhub.endpoint, localhub.token, config)
+    assert all(d.unchanged and d.commit is None and d.files_sent == 0 for d in results.values())
+    counters = localhub.counters()
+    assert (counters.commits, counters.uploaded_bytes) == (0, 0)
+    assert "preupload" not in counters.by_endpoint
+
+
+def test_one_changed_file_makes_one_commit_with_that_file_alone(localhub, checkout, tmp_path) -> None:
+    config = config_for(checkout, tmp_path)
+    release(localhub.endpoint, localhub.token, config)
+    (checkout / "envs" / "beta_env" / "server" / "echo_environment.py").write_text("# changed\n")
+    localhub.reset_counters()
+    results = release(localhub.endpoint, localhub.token, config)
+    assert localhub.counters().commits == 1
+    beta = results["beta_env"]
+    assert beta.commit and beta.files_sent == 2  # the env's file at the root and under envs/beta_env/
+    assert results["alpha_env"].unchanged and results["gamma_env"].unchanged
+    api = HfApi(endpoint=localhub.endpoint, token=localhub.token)
+    assert api.list_repo_commits(beta.space_id, repo_type="space")[0].title.startswith("Release beta_env 0.2.2")
+
+
+def test_a_stale_remote_file_is_deleted_but_gitattributes_kept(localhub, checkout, tmp_path) -> None:
+    config = config_for(checkout, tmp_path)
+    release(localhub.endpoint, localhub.token, config)
+    api = HfApi(endpoint=localhub.endpoint, token=localhub.token)
+    space = "openenv/alpha_env-0.2.2"
+    for name in ("uv.lock", ".gitattributes"):
+        api.upload_file(path_or_fileobj=b"old\n", path_in_repo=name, repo_id=space, repo_type="space")
+    results = release(localhub.endpoint, localhub.token, config)
+    assert results["alpha_env"].commit
+    tree = remote_tree(api, space)
+    assert "uv.lock" not in tree and ".gitattributes" in tree
+
+
+def test_a_public_space_that_already_existed_becomes_private(localhub, checkout, tmp_path) -> None:
+    api = HfApi(endpoint=localhub.endpoint, token=localhub.token)
+    api.create_repo("openenv/alpha_env-0.2.2", repo_type="space", space_sdk="docker", private=False)
+    results = release(localhub.endpoint, localhub.token, config_for(checkout, tmp_path))
+    assert results["alpha_env"].visibility_changed and not results["alpha_env"].created
+    assert api.space_info("openenv/alpha_env-0.2.2").private is True
+
+
+def test_public_release_makes_public_spaces(localhub, checkout, tmp_path) -> None:
+    release(localhub.endpoint, localhub.token, config_for(checkout, tmp_path, private=False))
+    assert HfApi(endpoint=localhub.endpoint, token=False).space_info("openenv/gamma_env-0.2.2").private is False
+
+
+def test_dry_run_plans_without_writing(localhub, checkout, tmp_path) -> None:
+    config = config_for(checkout, tmp_path)
+    release(localhub.endpoint, localhub.token, config)
+    (checkout / "envs" / "alpha_env" / "README.md").write_text("# new\n")
+    localhub.reset_counters()
+    plans = release(localhub.endpoint, localhub.token, config, dry_run=True)
+    alpha = plans["alpha_env"].plan
+    assert alpha is not None and alpha.exists and alpha.change == ("README.md", "envs/alpha_env/README.md")
+    assert plans["beta_env"].plan is not None and plans["beta_env"].plan.upload == ()
+    assert localhub.counters().commits == 0
+    assert {r.method for r in localhub.requests()} <= {"GET"}
+
+
+def test_dry_run_without_a_token_says_what_it_could_not_see(localhub, checkout, tmp_path) -> None:
+    plans = release(localhub.endpoint, None, config_for(checkout, tmp_path), dry_run=True)
+    plan = plans["alpha_env"].plan
+    assert plan is not None and plan.exists is None and "no token" in (plan.note or "")
+
+
+def test_a_missing_or_rejected_token_stops_before_any_upload(localhub, checkout, tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-hf-home"))
+    with pytest.raises(AuthError, match="no Hugging Face token"):
+        release(localhub.endpoint, None, config_for(checkout, tmp_path))
+    with pytest.raises(AuthError, match="rejected the token"):
+        release(localhub.endpoint, "hf_notavalidtoken", config_for(checkout, tmp_path))
+    assert localhub.counters().commits == 0
+
+
+def test_402_is_a_clear_per_env_failure(localhub_factory, checkout, tmp_path) -> None:
+    hub = localhub_factory(Scenario(faults=(Fault(endpoint="create_repo", status=402, count=1),)))
+    results = release(hub.endpoint, hub.token, config_for(checkout, tmp_path, jobs=1))
+    failed = [d for d in results.values() if not d.ok]
+    assert len(failed) == 1 and "402 Payment Required" in (failed[0].error or "")
+    assert sum(d.ok for d in results.values()) == 2
+
+
+def test_faults_on_a_fifth_of_requests_end_in_the_same_state_without_duplicate_commits(localhub_factory, checkout, tmp_path) -> None:
+    faults = (
+        Fault(status=429, retry_after=0, fraction=0.1),
+        Fault(status=503, fraction=0.1),
+        Fault(endpoint="commit", drop=True, count=1),
+    )
+    hub = localhub_factory(Scenario(faults=faults))
+    results = release(hub.endpoint, hub.token, config_for(checkout, tmp_path))
+    assert all(d.ok for d in results.values()), [d.error for d in results.values()]
+    assert hub.counters().commits == 3
+    assert hub.counters().by_status.get("429", 0) + hub.counters().by_status.get("503", 0) > 0
+    api = HfApi(endpoint=hub.endpoint, token=hub.token)
+    for d in results.values():
+        assert remote_tree(api, d.space_id) == {p: sha for p, (sha, _) in d.staged.manifest.items()}
+        assert len(api.list_repo_commits(d.space_id, repo_type="space")) == 1
