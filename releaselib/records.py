@@ -181,3 +181,21 @@ class StagedSpace:
             ],
             "error": self.error,
         }
+
+
+OUTCOMES = ("PASS", "FAIL", "INCONCLUSIVE")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What verification concluded about one candidate, and for which of its commits."""
+
+    env: str
+    space_id: str
+    outcome: str  # one of OUTCOMES
+    commit: str | None  # the candidate's head sha when it was verified
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if self.outcome not in OUTCOMES:
+            raise ValueError(f"{self.env}: outcome {self.outcome!r} is not one of {OUTCOMES}")
