@@ -56,7 +56,8 @@ class Deployed:
     staged: StagedSpace
     space_id: str
     created: bool = False
-    commit: str | None = None
+    commit: str | None = None  # the commit this deploy made; None when unchanged
+    head: str | None = None  # the Space's head sha afterwards (what verify checks)
     unchanged: bool = False
     files_sent: int = 0
     bytes_sent: int = 0
@@ -75,6 +76,7 @@ class Deployed:
             ok=self.ok,
             created=self.created,
             commit=self.commit,
+            head=self.head,
             unchanged=self.unchanged,
             files_sent=self.files_sent,
             bytes_sent=self.bytes_sent,
@@ -159,7 +161,12 @@ def deploy_one(hub: Hub, config: ReleaseConfig, staged: StagedSpace, space_id: s
         upload = add + change
         if not upload and not delete:
             return Deployed(
-                staged, space_id, created, None, True, visibility_changed=changed_visibility
+                staged,
+                space_id,
+                created=created,
+                head=space.sha if space is not None else None,
+                unchanged=True,
+                visibility_changed=changed_visibility,
             )
         sha = hub.commit(
             space_id,
@@ -178,6 +185,7 @@ def deploy_one(hub: Hub, config: ReleaseConfig, staged: StagedSpace, space_id: s
         space_id,
         created=created,
         commit=sha,
+        head=sha,
         files_sent=len(upload),
         bytes_sent=sum(staged.manifest[p][1] for p in upload),
         visibility_changed=changed_visibility,

@@ -74,7 +74,7 @@ def test_unchanged_redeploy_makes_no_commit_and_sends_nothing(localhub, checkout
     release(localhub.endpoint, localhub.token, config)
     localhub.reset_counters()
     results = release(localhub.endpoint, localhub.token, config)
-    assert all(d.unchanged and d.commit is None and d.files_sent == 0 for d in results.values())
+    assert all(d.unchanged and d.commit is None and d.head and d.files_sent == 0 for d in results.values())
     counters = localhub.counters()
     assert (counters.commits, counters.uploaded_bytes) == (0, 0)
     assert "preupload" not in counters.by_endpoint
