@@ -1,0 +1,122 @@
+"""The status board: env x step, from the ledger and one Hub listing, with each env's next action."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from releaselib.ledger import EnvEntry, Ledger
+from releaselib.report import data, outcome
+
+COLUMNS = ("staged", "deployed", "built", "reset", "step", "promoted", "collected", "pinned")
+RUNNING = frozenset({"RUNNING", "SLEEPING"})
+BROKEN = frozenset({"BUILD_ERROR", "RUNTIME_ERROR", "CONFIG_ERROR", "NO_APP_FILE"})
+
+
+class Cell(enum.Enum):
+    """One board cell; the value is what a terminal shows."""
+
+    DONE = "✓"
+    FAILED = "✗"
+    PENDING = "·"
+    SKIPPED = "-"
+
+
+@dataclass(frozen=True)
+class Row:
+    env: str
+    cells: Mapping[str, Cell]
+    runtime: str | None
+    next_action: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "env": self.env,
+            **{c: self.cells[c].name.lower() for c in COLUMNS},
+            "runtime": self.runtime,
+            "next": self.next_action,
+        }
+
+
+def step_cell(entry: EnvEntry, step: str) -> Cell:
+    record = entry.get(step)
+    if record is None:
+        return Cell.PENDING
+    return Cell.DONE if record.status == "done" else Cell.FAILED
+
+
+def check_cell(entry: EnvEntry, check: str) -> Cell:
+    checks = data(entry, "verify").get("checks", {})
+    if check not in checks:
+        return Cell.PENDING
+    return Cell.DONE if checks[check] else Cell.FAILED
+
+
+def built_cell(runtime: str | None) -> Cell:
+    if runtime in RUNNING:
+        return Cell.DONE
+    if runtime in BROKEN:
+        return Cell.FAILED
+    return Cell.PENDING
+
+
+def flag_cell(value: bool, applies: bool) -> Cell:
+    if not applies:
+        return Cell.SKIPPED
+    return Cell.DONE if value else Cell.PENDING
+
+
+def next_action(entry: EnvEntry, cells: Mapping[str, Cell]) -> str:
+    verdict = outcome(entry)
+    for step, failed, todo in (
+        ("staged", "fix the staging error, then rerun release", "stage"),
+        ("deployed", "rerun release (deploy resumes)", "deploy"),
+    ):
+        if cells[step] is Cell.FAILED:
+            return failed
+        if cells[step] is Cell.PENDING:
+            return todo
+    if entry.get("verify") is None:
+        return "verify"
+    if verdict == "FAIL":
+        return "fix and redeploy" if cells["pinned"] is Cell.DONE else "pin"
+    if verdict == "INCONCLUSIVE":
+        return "verify again with a longer --timeout, or recover"
+    if cells["promoted"] is Cell.PENDING:
+        return "promote"
+    if cells["collected"] is Cell.PENDING:
+        return "collection"
+    return "cleanup" if data(entry, "cleanup").get("action") is None else "done"
+
+
+def board(ledger: Ledger, runtimes: Mapping[str, str | None]) -> list[Row]:
+    """One row per env in the ledger; ``runtimes`` maps Space id -> runtime stage."""
+    rows = []
+    for name in ledger.envs():
+        entry = ledger.env(name)
+        space_id = data(entry, "deploy").get("space_id") or data(entry, "stage").get("space_id")
+        runtime = runtimes.get(space_id) if space_id else None
+        runtime = runtime or data(entry, "verify").get("stage")
+        verdict = outcome(entry)
+        promote, pin = data(entry, "promote"), data(entry, "pin")
+        cells = {
+            "staged": step_cell(entry, "stage"),
+            "deployed": step_cell(entry, "deploy"),
+            "built": built_cell(runtime),
+            "reset": check_cell(entry, "reset"),
+            "step": check_cell(entry, "step"),
+            "promoted": flag_cell(promote.get("decision") == "promoted", verdict == "PASS"),
+            "collected": flag_cell(
+                bool(data(entry, "collection")), verdict == "PASS"
+            ),
+            "pinned": flag_cell(pin.get("decision") == "pinned", verdict == "FAIL"),
+        }
+        rows.append(Row(name, cells, runtime, next_action(entry, cells)))
+    return rows
+
+
+def runtimes_of(spaces: Sequence[Any]) -> dict[str, str | None]:
+    """Space id -> stage, from ``Hub.list_spaces`` results."""
+    return {s.id: s.stage for s in spaces}
