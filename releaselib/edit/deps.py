@@ -37,12 +37,12 @@ OPENENV_GIT = "git+https://github.com/huggingface/OpenEnv.git"
 REMEDY = "fix the file in the checkout"
 
 # Either org, with or without .git, an optional @ref and an optional #egg= fragment.
-_OPENENV_URL = re.compile(
+OPENENV_URL = re.compile(
     r"git\+https://github\.com/(?:huggingface|meta-pytorch)/openenv(?:\.git)?"
     r"(?:@(?P<ref>[^#@\s]+))?(?:#egg=[\w.\[\],-]+)?",
     re.IGNORECASE,
 )
-_MOVING_REFS = frozenset({None, "main", "master"})
+MOVING_REFS = frozenset({None, "main", "master"})
 _LOOSE_OPERATORS = frozenset({">=", ">", "!="})
 _LEADING_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:$|[\[;@<>=!~(\s])")
 
@@ -82,9 +82,9 @@ def rewrite_requirement(spec: str, *, dist: str, ref: str) -> str | None:
     bare = _bare_openenv_url(spec)
     if bare is not None:
         url_ref, marker = bare
-        new = pinned_requirement(dist, ref, marker) if url_ref in _MOVING_REFS else None
+        new = pinned_requirement(dist, ref, marker) if url_ref in MOVING_REFS else None
     else:
-        req = _parse(spec)
+        req = parse_requirement(spec)
         if req is None or not _needs_pin(req):
             return None
         new = pinned_requirement(dist, ref, _marker(spec, req), extras=tuple(req.extras))
@@ -93,32 +93,32 @@ def rewrite_requirement(spec: str, *, dist: str, ref: str) -> str | None:
 
 def find_openenv_requirements(text: str, *, path: str = "pyproject.toml") -> list[str]:
     """Every OpenEnv requirement string in a pyproject's dependency lists, pinned or not."""
-    doc = _parse_toml(text, path)
-    own = _own_name(doc)
+    doc = parse_toml(text, path)
+    own = own_name(doc)
     return [
         str(item)
-        for array in _requirement_arrays(doc)
+        for array in requirement_arrays(doc)
         for item in array
-        if isinstance(item, str) and _names_openenv(item) and not _is_self(item, own)
+        if isinstance(item, str) and _names_openenv(item) and not is_self(item, own)
     ]
 
 
 def rewrite_pyproject(text: str, *, path: str, dist: str, ref: str) -> tuple[str, list[Change]]:
     """Pin OpenEnv dependencies in a pyproject and drop ``tool.uv.sources`` path entries."""
-    doc = _parse_toml(text, path)
-    own = _own_name(doc)
+    doc = parse_toml(text, path)
+    own = own_name(doc)
     changes: list[Change] = []
     seen: Counter[str] = Counter()
-    for array in _requirement_arrays(doc):
+    for array in requirement_arrays(doc):
         for index, item in enumerate(array):
-            if not isinstance(item, String) or _is_self(str(item), own):
+            if not isinstance(item, String) or is_self(str(item), own):
                 continue
             spec = str(item)
             seen[spec] += 1
-            line = _line_of(text, spec, seen[spec])
+            line = line_of(text, spec, seen[spec])
             new = _rewrite_at(spec, path, line, dist=dist, ref=ref)
             if new is not None:
-                array[index] = _like(item, new)
+                array[index] = string_like(item, new)
                 changes.append(Change(path, line, spec, new, _why(spec, ref)))
     changes += _drop_path_sources(doc, text, path)
     return (tomlkit.dumps(doc) if changes else text), changes
@@ -178,13 +178,13 @@ def _rewrite_at(spec: str, path: str, line: int | None, *, dist: str, ref: str) 
 def _bare_openenv_url(spec: str) -> tuple[str | None, str | None] | None:
     """(ref, marker) if ``spec`` is a bare OpenEnv git URL (with an optional marker), else None."""
     url, _, marker = spec.partition(";")
-    match = _OPENENV_URL.fullmatch(url.strip())
+    match = OPENENV_URL.fullmatch(url.strip())
     if match is None:
         return None
     return match.group("ref"), marker.strip() or None
 
 
-def _parse(spec: str) -> Requirement | None:
+def parse_requirement(spec: str) -> Requirement | None:
     """The parsed requirement if it names OpenEnv, None if it doesn't; raise if it can't tell."""
     try:
         req = Requirement(spec)
@@ -206,8 +206,8 @@ def _names_openenv(spec: str) -> bool:
 def _needs_pin(req: Requirement) -> bool:
     """True for a loose version spec or an OpenEnv git URL at no ref, main or master."""
     if req.url is not None:
-        match = _OPENENV_URL.fullmatch(req.url)
-        return match is not None and match.group("ref") in _MOVING_REFS
+        match = OPENENV_URL.fullmatch(req.url)
+        return match is not None and match.group("ref") in MOVING_REFS
     return all(s.operator in _LOOSE_OPERATORS for s in req.specifier)
 
 
@@ -228,30 +228,30 @@ def _same_marker(text: str, marker: Marker) -> bool:
 
 def _why(before: str, ref: str) -> str:
     """The recorded reason for pinning ``before``."""
-    if _OPENENV_URL.search(before):
+    if OPENENV_URL.search(before):
         return f"OpenEnv git URL follows a moving branch; pinned to {ref}"
     return f"loose OpenEnv spec would install an older PyPI release; pinned to {ref}"
 
 
-def _parse_toml(text: str, path: str) -> Any:
+def parse_toml(text: str, path: str) -> Any:
     try:
         return tomlkit.parse(text)
     except ParseError as exc:
         raise StageError(f"{path}:{exc.line}: not valid TOML ({exc})", remedy=REMEDY) from exc
 
 
-def _own_name(doc: Any) -> str | None:
+def own_name(doc: Any) -> str | None:
     name = doc.get("project", {}).get("name")
     return canonicalize_name(name) if isinstance(name, str) else None
 
 
-def _is_self(spec: str, own: str | None) -> bool:
+def is_self(spec: str, own: str | None) -> bool:
     """True if ``spec`` names the project itself (an extra of its own, like ``openenv[cli]``)."""
     match = _LEADING_NAME.match(spec)
     return own is not None and match is not None and canonicalize_name(match.group(1)) == own
 
 
-def _requirement_arrays(doc: Any) -> Iterator[Array]:
+def requirement_arrays(doc: Any) -> Iterator[Array]:
     """project.dependencies, each optional-dependencies list and each dependency group."""
     project = doc.get("project", {})
     candidates = [project.get("dependencies")]
@@ -260,7 +260,7 @@ def _requirement_arrays(doc: Any) -> Iterator[Array]:
     yield from (array for array in candidates if isinstance(array, Array))
 
 
-def _like(item: String, new: str) -> String:
+def string_like(item: String, new: str) -> String:
     """A TOML string holding ``new``, in the quoting style of ``item`` where possible."""
     literal = item.type in (StringType.SLL, StringType.MLL) and "'" not in new
     return tomlkit.string(new, literal=literal)
@@ -293,7 +293,7 @@ def _source_line(text: str, key: str) -> int | None:
     )
 
 
-def _line_of(text: str, needle: str, nth: int) -> int | None:
+def line_of(text: str, needle: str, nth: int) -> int | None:
     """The line of the ``nth`` occurrence of ``needle`` outside a comment (best effort)."""
     found = 0
     for number, line in enumerate(text.splitlines(), start=1):

@@ -1,0 +1,301 @@
+"""The release ledger: one JSON file per release tuple that every step reads and records into.
+
+Layout (schema 1)::
+
+    {"schema": 1, "release": {...}, "created": "<UTC ISO>", "updated": "<UTC ISO>",
+     "envs": {"<env>": {"<step>": {"status": "done", "at": "<UTC ISO>", "attempt": 1,
+                                   "manifest_hash": "...", ...step data...}}}}
+
+Each record is persisted at once through an atomic write (temp file in the same directory,
+fsync, ``os.replace``, fsync of the directory), so a crash leaves the old file or the new one,
+never half of one. A record carries the manifest hash of the content it was done for (the
+stage step's, unless given), so a resumed run skips a step done for the same content, retries
+one that failed and redoes an env whose staged content changed. Hub tokens are refused.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import stat
+import tempfile
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from releaselib.config import ReleaseConfig
+from releaselib.errors import ReleaseError
+from releaselib.records import check_env_name
+
+SCHEMA = 1
+STEPS = ("stage", "deploy", "verify", "promote", "collection", "pin", "cleanup")
+STATUSES = ("done", "failed")
+RELEASE_KEYS = ("namespace", "version", "suffix")
+TOKEN_VARS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+_STAMPED = frozenset({"status", "at", "attempt"})
+_HF_TOKEN = re.compile(r"hf_[A-Za-z0-9]{30,}")
+
+Status = Literal["done", "failed"]
+
+
+class LedgerError(ReleaseError):
+    """The ledger file cannot be used for this run."""
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """What one step recorded for one env."""
+
+    step: str
+    status: str
+    at: str
+    attempt: int
+    manifest_hash: str | None
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    """A snapshot of one env's records, in step order; later records don't change it."""
+
+    name: str
+    steps: Mapping[str, StepRecord]
+
+    def get(self, step: str) -> StepRecord | None:
+        return self.steps.get(step)
+
+    @property
+    def manifest_hash(self) -> str | None:
+        """The hash of the env's staged content, from its stage record."""
+        stage = self.steps.get("stage")
+        return stage.manifest_hash if stage else None
+
+
+def default_path(config: ReleaseConfig) -> Path:
+    """Where a release's ledger lives unless ``--ledger`` says otherwise."""
+    return config.staging_dir / f"ledger-{config.namespace}-{config.version}{config.suffix}.json"
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class Ledger:
+    """One release's ledger file. Safe to record into from several threads."""
+
+    def __init__(self, path: Path, data: dict[str, Any]) -> None:
+        self.path = path
+        self._data = data
+        self._lock = threading.Lock()
+
+    @classmethod
+    def load(cls, path: Path, release: Mapping[str, Any]) -> Ledger:
+        """Open the ledger at ``path`` for ``release``, creating an empty one if it is missing.
+
+        LedgerError for a corrupt file, a newer schema or another release tuple.
+        """
+        missing = [key for key in RELEASE_KEYS if key not in release]
+        if missing:
+            raise ValueError(f"release lacks {', '.join(missing)}")
+        refuse_tokens(release, where="release")
+        if not path.exists():
+            now = utc_now()
+            fresh = {"schema": SCHEMA, "release": dict(release), "created": now, "updated": now}
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write(path, {**fresh, "envs": {}})
+            return cls(path, {**fresh, "envs": {}})
+        data = _read(path)
+        _check_release(path, data["release"], release)
+        return cls(path, data)
+
+    def env(self, name: str) -> EnvEntry:
+        """A snapshot of ``name``'s records (empty if it has none)."""
+        with self._lock:
+            raw = copy.deepcopy(self._data["envs"].get(name, {}))
+        ordered = {step: _step_record(step, raw[step]) for step in STEPS if step in raw}
+        return EnvEntry(name, ordered)
+
+    def envs(self) -> list[str]:
+        """Names of the envs with records, sorted."""
+        with self._lock:
+            return sorted(self._data["envs"])
+
+    def record(self, env: str, step: str, *, status: Status = "done", **data: Any) -> StepRecord:
+        """Record what ``step`` did for ``env`` and persist the ledger before returning.
+
+        ``data`` must be JSON-serialisable and hold no Hub token. Stamped: ``status``, ``at``
+        (UTC), ``attempt`` (1 + the previous attempt) and ``manifest_hash`` (the stage record's
+        unless given).
+        """
+        _check_step(check_env_name(env), step)
+        if status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, not {status!r}")
+        if _STAMPED & data.keys():
+            raise ValueError(f"{sorted(_STAMPED & data.keys())} are stamped by the ledger")
+        refuse_tokens(data, where=f"{env}/{step}")
+        detached = json.loads(json.dumps(data))
+        with self._lock:
+            steps = self._data["envs"].get(env, {})
+            stamped = {
+                "status": status,
+                "at": utc_now(),
+                "attempt": steps.get(step, {}).get("attempt", 0) + 1,
+                "manifest_hash": steps.get("stage", {}).get("manifest_hash"),
+            }
+            entry = {**stamped, **detached}
+            self._replace_env(env, {**steps, step: entry})
+        return _step_record(step, copy.deepcopy(entry))
+
+    def done(self, env: str, step: str, manifest_hash: str) -> bool:
+        """True if ``step`` succeeded for ``env`` with this same staged content."""
+        record = self.env(env).get(_check_step(env, step))
+        if record is None:
+            return False
+        return record.status == "done" and record.manifest_hash == manifest_hash
+
+    def invalidate_from(self, env: str, step: str) -> tuple[str, ...]:
+        """Forget ``step`` and every later step of ``env`` so they are redone; return them."""
+        later = STEPS[STEPS.index(_check_step(env, step)) :]
+        with self._lock:
+            steps = self._data["envs"].get(env, {})
+            dropped = tuple(s for s in later if s in steps)
+            if dropped:
+                self._replace_env(env, {s: r for s, r in steps.items() if s not in dropped})
+        return dropped
+
+    def to_json(self) -> dict[str, Any]:
+        """A deep copy of the whole ledger, as written to the file."""
+        with self._lock:
+            return copy.deepcopy(self._data)
+
+    def _replace_env(self, env: str, steps: dict[str, Any]) -> None:
+        """Persist the ledger with ``env``'s records replaced, then adopt it; hold the lock.
+
+        If the write fails, the ledger in memory stays as it was on disk.
+        """
+        envs = {**self._data["envs"], env: steps}
+        candidate = {**self._data, "envs": envs, "updated": utc_now()}
+        _write(self.path, candidate)
+        self._data = candidate
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    text = json.dumps(data, indent=1, sort_keys=True) + "\n"
+    write_atomic(path, text.encode("utf-8"))
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data``: temp file beside it, fsync, rename, fsync the directory.
+
+    An existing file keeps its permissions; a new one is private to the user (0600).
+    """
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def refuse_tokens(value: Any, *, where: str) -> None:
+    """ValueError if any key or string in ``value`` holds a Hub token; never says the token."""
+    secrets = [os.environ.get(name, "") for name in TOKEN_VARS]
+    for path, text in _strings(value, where):
+        if _HF_TOKEN.search(text) or any(_holds(text, secret) for secret in secrets):
+            raise ValueError(f"refusing to write a Hub token to the ledger (at {path})")
+
+
+def _holds(text: str, secret: str) -> bool:
+    """True if ``text`` is ``secret`` or, for a secret long enough not to match by chance,
+    contains it."""
+    return bool(secret) and (text == secret or (len(secret) >= 8 and secret in text))
+
+
+def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """Every string in a JSON-like value (keys included), with where it sits."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _strings(key, f"{path}.<key>")
+            yield from _strings(item, f"{path}.{key}")
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from _strings(item, f"{path}[{index}]")
+
+
+def _check_step(env: str, step: str) -> str:
+    if step not in STEPS:
+        raise ValueError(f"{env}: unknown step {step!r}; steps are {', '.join(STEPS)}")
+    return step
+
+
+def _step_record(step: str, raw: dict[str, Any]) -> StepRecord:
+    stamped = {key: raw.pop(key, None) for key in (*_STAMPED, "manifest_hash")}
+    return StepRecord(
+        step, stamped["status"], stamped["at"], stamped["attempt"], stamped["manifest_hash"], raw
+    )
+
+
+def _read(path: Path) -> dict[str, Any]:
+    """The parsed ledger at ``path``; LedgerError if it is corrupt or from a newer tool."""
+    recover = (
+        f"move it aside (mv {path} {path}.bad) to start this release's ledger afresh, "
+        "or restore it from a backup"
+    )
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise LedgerError(f"{path}: not a readable release ledger ({exc})", remedy=recover) from exc
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if isinstance(schema, int) and schema > SCHEMA:
+        raise LedgerError(
+            f"{path}: ledger schema {schema} is newer than this tool's ({SCHEMA})",
+            remedy="upgrade openenv-release, or pass --ledger PATH to keep a separate ledger",
+        )
+    if schema != SCHEMA or not _well_formed(data):
+        raise LedgerError(f"{path}: not a release ledger (schema {schema!r})", remedy=recover)
+    return dict(data)
+
+
+def _well_formed(data: dict[str, Any]) -> bool:
+    """True if ``data`` has a release and envs mapping env -> step -> record."""
+    envs = data.get("envs")
+    return (
+        isinstance(data.get("release"), dict)
+        and isinstance(envs, dict)
+        and all(isinstance(steps, dict) for steps in envs.values())
+        and all(isinstance(r, dict) for steps in envs.values() for r in steps.values())
+    )
+
+
+def _check_release(path: Path, recorded: Mapping[str, Any], release: Mapping[str, Any]) -> None:
+    """LedgerError if the ledger belongs to another (namespace, version, suffix)."""
+    theirs = tuple(recorded.get(key) for key in RELEASE_KEYS)
+    ours = tuple(release[key] for key in RELEASE_KEYS)
+    if theirs != ours:
+        raise LedgerError(
+            f"{path} records release {_show(theirs)}, not this run's {_show(ours)}",
+            remedy="pass --ledger PATH for this release, or rerun with the recorded tuple",
+        )
+
+
+def _show(values: tuple[Any, ...]) -> str:
+    return "(" + ", ".join(f"{k}={v!r}" for k, v in zip(RELEASE_KEYS, values, strict=True)) + ")"

@@ -1,0 +1,314 @@
+"""Pin failed envs below the release in the OpenEnv checkout, and lift pins of envs that pass.
+
+This is the only step that writes to the checkout. It edits ``envs/<env>/pyproject.toml``
+through tomlkit, so only the OpenEnv requirement strings change; comments, quoting, layout and
+line endings stay byte for byte. Every OpenEnv requirement (``openenv`` or ``openenv-core``,
+any extras, markers kept as written) in ``project.dependencies``, each optional-dependencies
+list and each dependency group is rewritten. Decisions:
+
+- Pinning adds ``<V`` (V normalised by packaging: ``v0.2.2`` -> ``0.2.2``). A clause whose lowest
+  admitted version is not below V (``>=V``, ``~=V``, ``==V``, ``>=V.dev0`` when V is final) would
+  make the requirement unsatisfiable, so it is dropped and named in the change's ``why``;
+  every other clause stays (``>=0.2.0`` -> ``>=0.2.0,<0.2.2``; ``<0.3`` stays, so lifting gives
+  it back). A requirement that already admits nothing at or above V is left alone: idempotent.
+- A direct URL cannot carry a version bound. An OpenEnv git URL at no ref, ``main``/``master``
+  or a version tag at or above V would install the failed release, so it becomes
+  ``<name>[extras]<V`` from the index. A URL at a version tag below V, a commit sha, another
+  branch, or another repository never upgrades by itself and is left as is.
+- Lifting removes every ``<X`` clause that excludes V: the bounds a pin wrote for V or for an
+  earlier release. When no lower bound remains, ``>=V`` is added, so the env names the release
+  it passed with, as the checkout's envs do. Pinned URLs are not restored.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import tomlkit
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import Specifier
+from packaging.version import InvalidVersion, Version
+from tomlkit.items import String
+
+from releaselib.edit import deps
+from releaselib.errors import ReleaseError
+from releaselib.ledger import write_atomic
+from releaselib.records import Change, check_env_name
+from releaselib.shell import Runner
+from releaselib.shell import run as default_run
+
+Action = Literal["pin", "lift"]
+# A requirement a rewriter changes: (new text, why), or None to leave it.
+Rewriter = Callable[[str, Requirement, Version], tuple[str, str] | None]
+
+# The project name and extras as written, before the version spec, URL or marker.
+_HEAD = re.compile(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*(?:\s*\[[^\]]*\])?")
+_UNBOUNDED_BELOW = frozenset({"<", "<=", "!="})
+
+
+class PinError(ReleaseError):
+    """A pin could not be written or committed."""
+
+
+@dataclass(frozen=True)
+class PinResult:
+    """What ``pin_env`` or ``lift_env_pin`` did to one env's pyproject."""
+
+    env: str
+    path: str
+    action: Action
+    changed: bool
+    diff: str
+    changes: tuple[Change, ...]
+
+
+def release_version(version: str) -> Version:
+    """``version`` as a PEP 440 version, or PinError: a pin needs a comparable version."""
+    try:
+        return Version(version)
+    except InvalidVersion:
+        raise PinError(
+            f"release version {version!r} is not a PEP 440 version, so it cannot bound a pin",
+            remedy="pass --version like 0.2.2 or 0.3.2.dev0",
+        ) from None
+
+
+def pin_below(text: str, *, version: str, path: str) -> tuple[str, list[Change]]:
+    """Make every OpenEnv requirement in a pyproject exclude ``version`` and later releases."""
+    return _rewrite(text, path, release_version(version), pin_requirement)
+
+
+def lift_pin(text: str, *, version: str, path: str) -> tuple[str, list[Change]]:
+    """Remove the ``<X`` bounds that keep OpenEnv requirements below ``version``."""
+    return _rewrite(text, path, release_version(version), lift_requirement)
+
+
+def pin_requirement(spec: str, req: Requirement, version: Version) -> tuple[str, str] | None:
+    """The pinned form of one OpenEnv requirement and why, or None if it is already below."""
+    if req.url is not None:
+        return _pin_url(spec, req.url, version)
+    clauses = _clauses(spec)
+    if any(_caps_below(s, version) for _, s in clauses):
+        return None
+    kept = [t for t, s in clauses if _below(_floor(s), version)]
+    dropped = [t for t, s in clauses if not _below(_floor(s), version)]
+    why = f"the env failed the {version} release; <{version} keeps installs below it"
+    if dropped:
+        why += f"; dropped {','.join(dropped)}, which admits nothing below {version}"
+    return _with_specifier(spec, [*kept, f"<{version}"]), why
+
+
+def lift_requirement(spec: str, req: Requirement, version: Version) -> tuple[str, str] | None:
+    """One OpenEnv requirement without the bounds that exclude ``version``, and why."""
+    clauses = [] if req.url is not None else _clauses(spec)
+    lifted = [t for t, s in clauses if _lifts(s, version)]
+    if not lifted:
+        return None
+    kept = [(t, s) for t, s in clauses if not _lifts(s, version)]
+    new = [t for t, _ in kept]
+    why = f"the env passed the {version} release; lifted {','.join(lifted)}"
+    if all(s.operator in _UNBOUNDED_BELOW for _, s in kept):
+        new.append(f">={version}")
+        why += f"; >={version} names the release it passed with"
+    return _with_specifier(spec, new), why
+
+
+def unified_diff(before: str, after: str, path: str) -> str:
+    """A ``git apply``-able unified diff of one file, empty when nothing changed."""
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=f"a/{path}",
+        tofile=f"b/{path}",
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
+
+
+def pin_env(repo: Path, env: str, *, version: str) -> PinResult:
+    """Pin ``env``'s OpenEnv dependency below ``version`` in the checkout at ``repo``."""
+    return _edit_env(repo, env, "pin", lambda t, p: pin_below(t, version=version, path=p))
+
+
+def lift_env_pin(repo: Path, env: str, *, version: str) -> PinResult:
+    """Lift the pins that keep ``env`` below ``version`` in the checkout at ``repo``."""
+    return _edit_env(repo, env, "lift", lambda t, p: lift_pin(t, version=version, path=p))
+
+
+def commit_message(results: Sequence[PinResult], *, version: str) -> str:
+    """The commit message: a subject, then the pinned and the lifted envs."""
+    pinned = sorted(r.env for r in results if r.changed and r.action == "pin")
+    lifted = sorted(r.env for r in results if r.changed and r.action == "lift")
+    parts = [f"pin {len(pinned)} env(s) below {version}"] if pinned else []
+    parts += [f"lift the pins of {len(lifted)} env(s) passing {version}"] if lifted else []
+    body = [f"Pinned below {version} (failed): {', '.join(pinned)}"] if pinned else []
+    body += [f"Lifted (passed {version}): {', '.join(lifted)}"] if lifted else []
+    subject = "; ".join(parts)
+    return "\n\n".join([subject[:1].upper() + subject[1:], "\n".join(body)]) + "\n"
+
+
+def commit_pins(
+    repo: Path, results: Sequence[PinResult], *, version: str, runner: Runner = default_run
+) -> str | None:
+    """Commit the changed pyprojects in one commit on the current branch; return its sha.
+
+    Only those files go into the commit, whatever else is staged. None when nothing changed.
+    """
+    changed = [r for r in results if r.changed]
+    if not changed:
+        return None
+    files = sorted({r.path for r in changed})
+    by_hand = f"the pins are written; fix the repository and commit {' '.join(files)} by hand"
+    _git(runner, repo, ["add", "--", *files], by_hand)
+    message = commit_message(changed, version=version)
+    _git(runner, repo, ["commit", "-m", message, "--", *files], by_hand)
+    return _git(runner, repo, ["rev-parse", "HEAD"], "the commit is made; see git log").strip()
+
+
+def _rewrite(
+    text: str, path: str, version: Version, rewriter: Rewriter
+) -> tuple[str, list[Change]]:
+    """Apply ``rewriter`` to every OpenEnv requirement of a pyproject, through tomlkit."""
+    doc = deps.parse_toml(text, path)
+    own = deps.own_name(doc)
+    changes: list[Change] = []
+    seen: Counter[str] = Counter()
+    for array in deps.requirement_arrays(doc):
+        for index, item in enumerate(array):
+            if not isinstance(item, String) or deps.is_self(str(item), own):
+                continue
+            spec = str(item)
+            seen[spec] += 1
+            line = deps.line_of(text, spec, seen[spec])
+            req = _openenv_requirement(spec, path, line)
+            result = None if req is None else rewriter(spec, req, version)
+            if result is not None:
+                array[index] = deps.string_like(item, result[0])
+                changes.append(Change(path, line, spec, *result))
+    return (tomlkit.dumps(doc) if changes else text), changes
+
+
+def _openenv_requirement(spec: str, path: str, line: int | None) -> Requirement | None:
+    """The parsed requirement if ``spec`` is on OpenEnv; PinError naming the line if unparsable."""
+    try:
+        return deps.parse_requirement(spec)
+    except InvalidRequirement as exc:
+        raise PinError(
+            f"{path}:{line}: cannot parse OpenEnv requirement {spec!r} ({exc})",
+            remedy="fix the requirement in the checkout, then pin again",
+        ) from exc
+
+
+def _pin_url(spec: str, url: str, version: Version) -> tuple[str, str] | None:
+    """``<name>[extras]<V`` for an OpenEnv git URL that would install V or later, else None."""
+    match = deps.OPENENV_URL.fullmatch(url)
+    ref = match.group("ref") if match else None
+    if match is None or not (ref in deps.MOVING_REFS or _tag_at_or_above(ref, version)):
+        return None
+    head = _head(spec)
+    rest = spec[len(head) :]
+    tail = rest[rest.index(url) + len(url) :]
+    why = (
+        f"the env failed the {version} release and a direct URL (at {ref or 'the default branch'}) "
+        f"cannot carry a version bound; replaced with an index requirement below {version}"
+    )
+    return f"{head}<{version}{tail}", why
+
+
+def _tag_at_or_above(ref: str | None, version: Version) -> bool:
+    """True if git ``ref`` is a version tag (``v0.2.2``, ``0.3.0``) not below ``version``."""
+    try:
+        return Version((ref or "").removeprefix("v")) >= version
+    except InvalidVersion:
+        return False
+
+
+def _clauses(spec: str) -> list[tuple[str, Specifier]]:
+    """The version clauses of a (non-URL) requirement, each as written and parsed."""
+    body = spec[len(_head(spec)) :].partition(";")[0]
+    text = body.strip().removeprefix("(").removesuffix(")")
+    return [(t.strip(), Specifier(t.strip())) for t in text.split(",") if t.strip()]
+
+
+def _with_specifier(spec: str, clauses: list[str]) -> str:
+    """``spec`` with its version clauses replaced; name, spacing, commas and marker as written."""
+    head = _head(spec)
+    body, sep, marker = spec[len(head) :].partition(";")
+    new = (", " if ", " in body else ",").join(clauses)
+    if body.strip().startswith("("):
+        new = f"({new})"
+    if not body.strip():
+        return head + new + body + sep + marker
+    lead = body[: len(body) - len(body.lstrip())]
+    trail = body[len(body.rstrip()) :]
+    return head + lead + new + trail + sep + marker
+
+
+def _head(spec: str) -> str:
+    """The name and extras of a requirement that packaging parsed, as written."""
+    match = _HEAD.match(spec)
+    assert match is not None  # packaging parsed a name, so the pattern matches
+    return match.group()
+
+
+def _floor(spec: Specifier) -> Version | None:
+    """The lowest version a clause admits; None when unbounded below or not comparable."""
+    if spec.operator in _UNBOUNDED_BELOW:
+        return None
+    try:
+        return Version(spec.version.removesuffix(".*"))
+    except InvalidVersion:
+        return None
+
+
+def _below(floor: Version | None, version: Version) -> bool:
+    """True if ``<version`` admits ``floor`` (or there is no floor)."""
+    return floor is None or Specifier(f"<{version}").contains(floor, prereleases=True)
+
+
+def _lifts(spec: Specifier, version: Version) -> bool:
+    """True for a ``<X`` clause that excludes ``version``: a pin for it or an earlier release."""
+    return spec.operator == "<" and not spec.contains(version, prereleases=True)
+
+
+def _caps_below(spec: Specifier, version: Version) -> bool:
+    """True if a clause admits nothing at or above ``version``: the env is already pinned."""
+    if spec.operator == "!=" or spec.contains(version, prereleases=True):
+        return False
+    return _below(_floor(spec), version)
+
+
+def _edit_env(
+    repo: Path, env: str, action: Action, edit: Callable[[str, str], tuple[str, list[Change]]]
+) -> PinResult:
+    """Read, rewrite and (if changed) atomically write one env's pyproject."""
+    path = f"envs/{check_env_name(env)}/pyproject.toml"
+    file = repo / path
+    if not file.is_file():
+        raise PinError(
+            f"{env}: {file} not found, so there is no OpenEnv dependency to {action}",
+            remedy="check the env name and that --repo points at the OpenEnv checkout",
+        )
+    before = file.read_bytes().decode("utf-8")
+    after, changes = edit(before, path)
+    if after != before:
+        write_atomic(file, after.encode("utf-8"))
+    diff = unified_diff(before, after, path)
+    return PinResult(env, path, action, after != before, diff, tuple(changes))
+
+
+def _git(runner: Runner, repo: Path, args: list[str], remedy: str) -> str:
+    """Run one git command in ``repo``; PinError naming it and git's complaint if it fails."""
+    done = runner(["git", *args], cwd=repo)
+    if not done.ok:
+        complaint = (done.stderr or done.stdout).strip().splitlines()
+        reason = complaint[-1] if complaint else f"exit status {done.returncode}"
+        raise PinError(f"git {args[0]} failed in {repo}: {reason}", remedy=remedy)
+    return done.stdout
