@@ -1,6 +1,18 @@
-"""nox sessions: tests, lint (ruff), types (mypy, strict on releaselib/)."""
+"""nox sessions: tests, lint (ruff), types (mypy, strict on releaselib/), and checks of staged
+Dockerfiles on this machine: staged_lint, staged_run, staged_docker.
+
+The staged_* sessions reuse the installed environment (``venv_backend="none"``): staged_run starts
+env servers with the Python that runs them, which needs openenv-core (about 450 MB, 35 s to
+install), and the engine check imports releaselib. Run nox from the environment where
+``pip install -e .[test]`` went. Their arguments go after ``--``: ``--repo PATH`` (default:
+$OPENENV_RELEASE_REPO, else examples/), ``--corpus`` (the 34-env snapshot), then env names.
+"""
 
 from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
 
 import nox
 
@@ -27,3 +39,46 @@ def types(session: nox.Session) -> None:
     """mypy: strict on releaselib/, standard elsewhere."""
     session.install("-e", ".[test]")
     session.run("mypy", *session.posargs)
+
+
+STAGED_CHECKS = ("python", "-m", "releaselib.staged_checks")
+
+
+def staged_args(session: nox.Session) -> list[str]:
+    """The posargs, with ``--corpus`` replaced by ``--repo`` of the snapshot, materialised."""
+    args = list(session.posargs)
+    if "--corpus" not in args:
+        return args
+    args.remove("--corpus")
+    sys.path.insert(0, str(Path(__file__).parent))
+    from tests.corpus import SNAPSHOT, materialise
+
+    if not (SNAPSHOT / "envs").is_dir():
+        session.error(f"no corpus snapshot at {SNAPSHOT}")
+    dest = Path(session.create_tmp()) / "corpus"
+    shutil.rmtree(dest, ignore_errors=True)
+    return ["--repo", str(materialise(dest)), *args]
+
+
+@nox.session(venv_backend="none", default=False)
+def staged_lint(session: nox.Session) -> None:
+    """Stage envs (all by default), run hadolint + static checks, print one table."""
+    session.run(*STAGED_CHECKS, "lint", *staged_args(session), external=True)
+
+
+@nox.session(venv_backend="none", default=False)
+def staged_run(session: nox.Session) -> None:
+    """Stage ENV, run it container-less like the embedded Hub, probe reset and step."""
+    session.run(*STAGED_CHECKS, "run", *staged_args(session), external=True)
+
+
+@nox.session(venv_backend="none", default=False)
+def staged_docker(session: nox.Session) -> None:
+    """Stage ENV, build + run it in Docker/Podman, probe it, remove it; skips without an engine."""
+    from releaselib.containers import EngineUnavailable, detect_engine
+
+    try:
+        detect_engine()
+    except EngineUnavailable as exc:
+        session.skip(exc.one_line())
+    session.run(*STAGED_CHECKS, "docker", *staged_args(session), external=True)

@@ -20,6 +20,7 @@ from invoke.tasks import task
 from rich.console import Console
 
 from openenv_release.localhub_tasks import localhub
+from openenv_release.plugin_tasks import plugin
 from releaselib import console as out
 from releaselib.deploy import check_repo_id, deploy_all, plan_all
 from releaselib.discover import discover_envs, select_envs
@@ -241,4 +242,5 @@ def plugins(c: Context, json: bool = False) -> None:
 
 ns = Collection(envs, stage, deploy, plugins)
 ns.add_collection(localhub)
+ns.add_collection(plugin)
 ns.configure({"release": {}})

@@ -68,8 +68,12 @@ def require_token(request: Request) -> None:
 
 
 def repo_type_of(request: Request) -> str:
-    """``spaces``, ``models`` or ``datasets``, from ``/api/<type>/...``."""
-    return request.url.path.split("/")[2]
+    """``spaces``, ``models`` or ``datasets``, from ``/api/<type>/...`` or a file URL
+    (``/spaces/<id>/resolve/...``; a model's has no type prefix)."""
+    parts = request.url.path.split("/")
+    if parts[1] == "api":
+        return parts[2]
+    return parts[1] if parts[1] in ("spaces", "datasets") else "models"
 
 
 def readable_repo(request: Request) -> Repo:

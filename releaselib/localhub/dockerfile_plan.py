@@ -180,13 +180,17 @@ class _StageBuilder:
             workdir = posixpath.join(self.workdir, expand(values[0], self.scope()))
             self.workdir = posixpath.normpath(workdir)
         elif instruction in ("COPY", "ADD"):
-            self.copies.append(self._copy(command))
+            copy = self._copy(command)
+            if copy is not None:
+                self.copies.append(copy)
         elif instruction == "CMD":
             self.cmd = _argv(command)
         elif instruction == "ENTRYPOINT":
             self.entrypoint, self.cmd = _argv(command), ()
 
-    def _copy(self, command: dockerfile.Command) -> Copy:
+    def _copy(self, command: dockerfile.Command) -> Copy | None:
+        """The copy, or None for ``COPY --from=<image>``: like a RUN step, it brings tools (a
+        pinned uv) that the current Python environment stands in for."""
         words = [expand(value, self.scope()) for value in command.value]
         if len(words) < 2:
             raise BuildError(f"line {command.start_line}: {command.original!r} needs a destination")
@@ -195,10 +199,7 @@ class _StageBuilder:
             if flag.startswith("--from="):
                 from_stage = _find_stage(flag.removeprefix("--from="), self.stages)
                 if from_stage is None:
-                    raise BuildError(
-                        f"line {command.start_line}: {command.original!r} copies from an image, "
-                        "which a container-less run cannot provide"
-                    )
+                    return None
         dest = words[-1]
         absolute = posixpath.normpath(posixpath.join(self.workdir, dest))
         if (dest.endswith("/") or posixpath.basename(dest) == ".") and absolute != "/":

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from releaselib.localhub.apicommon import (
@@ -347,6 +347,24 @@ async def list_tree(request: Request) -> JSONResponse:
     return JSONResponse(page, headers=headers)
 
 
+async def resolve_file(request: Request) -> Response:
+    """A file's content at a revision (GET or HEAD), with the headers ``hf_hub_download`` reads."""
+    repo = readable_repo(request)
+    revision = request.path_params["revision"]
+    check_revision(repo, revision)
+    path = request.path_params["path"]
+    oid = repo.files().get(path)
+    assert repo.head is not None  # check_revision found a revision, so there is a head
+    if oid is None:
+        error = HubHTTPError(404, f"{path} does not exist at {revision}", code="EntryNotFound")
+        response = error.response()
+        response.headers["X-Repo-Commit"] = repo.head.oid
+        return response
+    content = context(request).store.blob(oid)
+    headers = {"X-Repo-Commit": repo.head.oid, "ETag": f'"{oid}"'}
+    return Response(content, media_type="application/octet-stream", headers=headers)
+
+
 def routes() -> list[Route]:
     """Routes for every repo type; their endpoint names appear in the request log."""
     table = [
@@ -369,4 +387,7 @@ def routes() -> list[Route]:
             Route(f"{repo}/tree/{{revision}}", list_tree),
             Route(f"{repo}/tree/{{revision}}/{{path:path}}", list_tree),
         ]
+    for prefix in ("/spaces", "/datasets", ""):
+        resolve = f"{prefix}/{{namespace}}/{{name}}/resolve/{{revision}}/{{path:path}}"
+        table.append(Route(resolve, resolve_file))
     return table

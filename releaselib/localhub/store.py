@@ -210,13 +210,16 @@ class HubStore:
         return (self.root / "collections").glob("*.json")
 
     def collection(self, slug: str) -> Collection | None:
-        object_id = slug.rpartition("-")[2]
+        """The collection ``slug`` names. As on the Hub, the namespace and the trailing object id
+        identify it; the title words in between may be an alias (an older title, say)."""
+        namespace, _, rest = slug.partition("/")
+        object_id = rest.rpartition("-")[2]
         path = self.root / "collections" / f"{object_id}.json"
         with self.lock:
             if not re.fullmatch(r"[0-9a-f]{24}", object_id) or not path.is_file():
                 return None
             found = Collection(**json.loads(path.read_text()))
-            return found if found.slug == slug else None
+            return found if found.namespace == namespace else None
 
     def new_collection(
         self, *, namespace: str, title: str, description: str | None, private: bool

@@ -1,0 +1,33 @@
+"""The ``plugin`` task namespace: scaffold a built-in env plugin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from invoke.collection import Collection
+from invoke.context import Context
+from invoke.exceptions import Exit
+from invoke.tasks import task
+
+from releaselib.errors import ReleaseError
+from releaselib.scaffold import new_plugin
+
+
+@task(
+    help={
+        "env": "the env's directory name under envs/ (also the module name)",
+        "root": "the openenv-release project root (default: the current directory)",
+    }
+)
+def new(c: Context, env: str, root: str = ".") -> None:
+    """Write env_plugins/ENV.py and its test from the templates, and register it."""
+    try:
+        written = new_plugin(Path(root), env)
+    except ReleaseError as exc:
+        raise Exit(f"error: {exc.one_line()}", code=exc.exit_code) from None
+    for path in written:
+        print(f"wrote {path}")
+    print(f"next: add fixes to env_plugins/{env}.py, then pytest tests/env_plugins/test_{env}.py")
+
+
+plugin = Collection("plugin", new)

@@ -1,0 +1,250 @@
+"""Runtime probes of a running env server: ``/health``, ``/reset``, and a schema-derived ``/step``.
+
+``probe_base_url`` answers PASS only when ``POST /reset`` returns an observation and ``POST /step``
+is accepted; ``/health`` alone is never a PASS. A 422 caused by the body we sent is our probe's
+error, not the env's, and comes back INCONCLUSIVE with ``our_error`` set; so does a time-out.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import ssl
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+BODY_CHARS = 300
+
+
+class Outcome(enum.Enum):
+    """The verdict on one server; the value is what gets printed."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    INCONCLUSIVE = "INCONCLUSIVE"
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request of a probe: ``status`` is None when no answer came."""
+
+    method: str
+    path: str
+    status: int | None
+    body: str
+    seconds: float
+
+    def __str__(self) -> str:
+        status = self.status if self.status is not None else "---"
+        return f"{self.method:4} {self.path:8} {status} {self.seconds:6.2f}s  {self.body}"
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """The outcome, why, and every request made on the way."""
+
+    outcome: Outcome
+    reason: str
+    transcript: tuple[Exchange, ...]
+    our_error: bool = False
+
+    def render(self) -> str:
+        """The verdict line followed by the transcript, one request a line."""
+        lines = [f"{self.outcome.value}: {self.reason}"]
+        return "\n".join(lines + [f"  {exchange}" for exchange in self.transcript])
+
+
+class _Stop(Exception):
+    """Ends a probe early with its verdict."""
+
+    def __init__(self, outcome: Outcome, reason: str, *, our_error: bool = False) -> None:
+        super().__init__(reason)
+        self.outcome, self.reason, self.our_error = outcome, reason, our_error
+
+
+@dataclass(frozen=True)
+class _Answer:
+    status: int
+    data: Any  # the parsed JSON body, or None when it is not JSON
+
+
+class _Session:
+    """An httpx client that records every exchange and turns transport failures into _Stop."""
+
+    def __init__(self, client: httpx.Client) -> None:
+        self.client = client
+        self.transcript: list[Exchange] = []
+
+    def send(self, method: str, path: str, body: Any = None) -> _Answer:
+        start = time.monotonic()
+        try:
+            response = self.client.request(method, path, json=body)
+        except httpx.TimeoutException as exc:
+            self._record(method, path, None, f"timed out ({type(exc).__name__})", start)
+            raise _Stop(Outcome.INCONCLUSIVE, f"{method} {path} timed out") from exc
+        except httpx.TransportError as exc:
+            self._record(method, path, None, f"{type(exc).__name__}: {exc}", start)
+            raise _Stop(Outcome.FAIL, f"{method} {path}: no answer ({exc})") from exc
+        self._record(method, path, response.status_code, response.text, start)
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
+        return _Answer(response.status_code, data)
+
+    def _record(self, method: str, path: str, status: int | None, body: str, start: float) -> None:
+        seconds = time.monotonic() - start
+        self.transcript.append(Exchange(method, path, status, trim(body), seconds))
+
+
+def trim(text: str, limit: int = BODY_CHARS) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def probe_base_url(
+    url: str,
+    *,
+    timeout: float,
+    step_body: Mapping[str, Any] | None = None,
+    headers: Mapping[str, str] | None = None,
+    transport: httpx.BaseTransport | None = None,
+    verify: ssl.SSLContext | bool = True,
+) -> ProbeResult:
+    """Probe the env server at ``url``; ``timeout`` applies to each request.
+
+    Without ``step_body`` the step is built from ``GET /schema``'s action schema. ``verify``
+    is the TLS context for https URLs (a shared one saves loading the CA bundle per probe).
+    """
+    with httpx.Client(
+        base_url=url,
+        timeout=timeout,
+        headers=dict(headers or {}),
+        transport=transport,
+        verify=verify,
+    ) as client:
+        session = _Session(client)
+        try:
+            reason = _probe(session, step_body)
+        except _Stop as stop:
+            return ProbeResult(stop.outcome, stop.reason, tuple(session.transcript), stop.our_error)
+    return ProbeResult(Outcome.PASS, reason, tuple(session.transcript))
+
+
+def _probe(session: _Session, step_body: Mapping[str, Any] | None) -> str:
+    health = session.send("GET", "/health")
+    if health.status != 200:
+        raise _Stop(Outcome.FAIL, f"GET /health answered {health.status}")
+    reset = session.send("POST", "/reset", {})
+    _expect_observation("POST /reset", reset, {})
+    body = dict(step_body) if step_body is not None else _schema_step_body(session)
+    step = session.send("POST", "/step", body)
+    _expect_observation("POST /step", step, body)
+    return "reset and step answered with observations"
+
+
+def _expect_observation(what: str, answer: _Answer, sent: Mapping[str, Any]) -> None:
+    if answer.status == 422:
+        raise _Stop(
+            Outcome.INCONCLUSIVE,
+            f"probe error: {what} rejected our body {json.dumps(sent)} "
+            f"({_error_locations(answer.data)}); fix the probe, not the env",
+            our_error=True,
+        )
+    if answer.status != 200:
+        raise _Stop(Outcome.FAIL, f"{what} answered {answer.status}")
+    if not isinstance(answer.data, dict) or "observation" not in answer.data:
+        raise _Stop(Outcome.FAIL, f"{what} answered 200 without an observation")
+
+
+def _error_locations(data: Any) -> str:
+    """The ``loc`` of each validation error in a 422 body, e.g. ``body.action, message``."""
+    details = data.get("detail") if isinstance(data, dict) else None
+    if not isinstance(details, list):
+        return "no validation details"
+    locations = [
+        ".".join(str(part) for part in item.get("loc", ()))
+        for item in details
+        if isinstance(item, dict)
+    ]
+    return "at " + ", ".join(locations) if locations else "no validation details"
+
+
+def _schema_step_body(session: _Session) -> dict[str, Any]:
+    schema = session.send("GET", "/schema")
+    if schema.status != 200:
+        raise _Stop(Outcome.FAIL, f"GET /schema answered {schema.status}")
+    action = schema.data.get("action") if isinstance(schema.data, dict) else None
+    if not isinstance(action, dict):
+        raise _Stop(Outcome.FAIL, "GET /schema has no action schema")
+    return step_body_for(action)
+
+
+def step_body_for(action_schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``/step`` body for an action JSON schema: ``{"action": <minimal valid action>}``."""
+    return {"action": example_value(action_schema, action_schema.get("$defs", {}))}
+
+
+def example_value(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int = 0) -> Any:
+    """A minimal value satisfying ``schema``: its default, const or first enum value, else
+    the required properties of an object and the smallest value of a scalar type."""
+    if depth > 20:
+        return None
+    schema = _resolve(schema, defs)
+    for key in ("default", "const"):
+        if key in schema:
+            return schema[key]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    options = schema.get("anyOf") or schema.get("oneOf") or schema.get("allOf")
+    if options:
+        chosen = next((o for o in options if _resolve(o, defs).get("type") != "null"), options[0])
+        return example_value(chosen, defs, depth + 1)
+    return _typed_value(schema, defs, depth)
+
+
+def _typed_value(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int) -> Any:
+    kind = schema.get("type", "object" if "properties" in schema else None)
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object":
+        properties = schema.get("properties", {})
+        return {
+            name: example_value(properties.get(name, {}), defs, depth + 1)
+            for name in schema.get("required", ())
+        }
+    if kind == "array":
+        item = example_value(schema.get("items", {}), defs, depth + 1)
+        return [item] * int(schema.get("minItems", 0))
+    if kind == "string":
+        return "a" * int(schema.get("minLength", 0))
+    if kind in ("integer", "number"):
+        return _smallest_number(schema, kind)
+    if kind == "boolean":
+        return False
+    return None
+
+
+def _smallest_number(schema: Mapping[str, Any], kind: str) -> int | float:
+    if "minimum" in schema:
+        value = schema["minimum"]
+    elif "exclusiveMinimum" in schema:
+        value = schema["exclusiveMinimum"] + 1
+    else:
+        value = 0
+    return int(value) if kind == "integer" else float(value)
+
+
+def _resolve(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Follow a local ``$ref`` (``#/$defs/Name`` or ``#/definitions/Name``)."""
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target = defs.get(ref.rsplit("/", 1)[-1])
+        if isinstance(target, Mapping):
+            return _resolve(target, defs)
+    return schema

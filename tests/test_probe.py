@@ -1,0 +1,149 @@
+"""The runtime probe against scripted servers (httpx.MockTransport): verdicts and step bodies."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from releaselib.probe import Outcome, ProbeResult, example_value, probe_base_url, step_body_for
+
+ECHO_ACTION = {
+    "additionalProperties": False,
+    "properties": {"metadata": {"type": "object"}, "message": {"type": "string"}},
+    "required": ["message"],
+    "type": "object",
+}
+
+
+def server(
+    **overrides: Callable[[httpx.Request], httpx.Response],
+) -> tuple[httpx.MockTransport, list[Any]]:
+    """A healthy env server; ``overrides`` replace the answer for a path like ``step``."""
+    steps: list[Any] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        name = request.url.path.strip("/")
+        if name in overrides:
+            return overrides[name](request)
+        if name == "health":
+            return httpx.Response(200, json={"status": "healthy"})
+        if name == "schema":
+            return httpx.Response(200, json={"action": ECHO_ACTION, "observation": {}, "state": {}})
+        if name == "step":
+            steps.append(json.loads(request.content))
+        return httpx.Response(200, json={"observation": {}, "reward": 0.0, "done": False})
+
+    return httpx.MockTransport(answer), steps
+
+
+def probe(transport: httpx.MockTransport, **kwargs: Any) -> ProbeResult:
+    return probe_base_url("http://env.test", timeout=5, transport=transport, **kwargs)
+
+
+def test_a_healthy_server_passes_with_a_schema_derived_step() -> None:
+    transport, steps = server()
+    result = probe(transport)
+    assert result.outcome is Outcome.PASS and not result.our_error
+    assert [(e.method, e.path, e.status) for e in result.transcript] == [
+        ("GET", "/health", 200),
+        ("POST", "/reset", 200),
+        ("GET", "/schema", 200),
+        ("POST", "/step", 200),
+    ]
+    assert steps == [{"action": {"message": ""}}]
+    assert "PASS" in result.render() and "/step" in result.render()
+
+
+def test_a_given_step_body_is_sent_and_the_schema_is_not_read() -> None:
+    transport, steps = server()
+    result = probe(transport, step_body={"action": {"message": "hi"}})
+    assert result.outcome is Outcome.PASS
+    assert steps == [{"action": {"message": "hi"}}]
+    assert "/schema" not in [e.path for e in result.transcript]
+
+
+def test_health_alone_is_never_a_pass() -> None:
+    transport, _ = server(reset=lambda r: httpx.Response(500, text="Internal Server Error"))
+    result = probe(transport)
+    assert result.outcome is Outcome.FAIL and "POST /reset answered 500" in result.reason
+    assert result.transcript[-1].body == "Internal Server Error"
+
+
+def test_a_reset_without_an_observation_fails() -> None:
+    transport, _ = server(reset=lambda r: httpx.Response(200, json={"ok": True}))
+    assert probe(transport).outcome is Outcome.FAIL
+
+
+def test_a_422_on_our_step_body_is_our_error_not_the_envs() -> None:
+    detail = {"detail": [{"type": "missing", "loc": ["body", "action"], "msg": "Field required"}]}
+    transport, _ = server(step=lambda r: httpx.Response(422, json=detail))
+    result = probe(transport)
+    assert result.outcome is Outcome.INCONCLUSIVE and result.our_error
+    assert result.reason.startswith("probe error") and "body.action" in result.reason
+
+
+def test_a_timeout_is_inconclusive() -> None:
+    def slow(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("slow", request=request)
+
+    result = probe(server(reset=slow)[0])
+    assert result.outcome is Outcome.INCONCLUSIVE and "timed out" in result.reason
+    assert result.transcript[-1].status is None
+
+
+def test_no_server_fails() -> None:
+    def refused(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    result = probe(server(health=refused)[0])
+    assert result.outcome is Outcome.FAIL and "no answer" in result.reason
+
+
+def test_bodies_are_trimmed_to_one_line() -> None:
+    transport, _ = server(reset=lambda r: httpx.Response(500, text="x\n" * 1000))
+    body = probe(transport).transcript[-1].body
+    assert len(body) <= 300 and "\n" not in body
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        ({"type": "integer", "minimum": 1}, 1),
+        ({"type": "number", "exclusiveMinimum": 0}, 1.0),
+        ({"type": "string", "minLength": 2}, "aa"),
+        ({"enum": ["left", "right"]}, "left"),
+        ({"const": "call_tool"}, "call_tool"),
+        ({"type": "integer", "default": 7}, 7),
+        ({"anyOf": [{"type": "null"}, {"type": "boolean"}]}, False),
+        ({"type": ["null", "array"], "items": {"type": "integer"}, "minItems": 2}, [0, 0]),
+        ({"$ref": "#/$defs/Move"}, "up"),
+        (
+            {"type": "object", "required": ["t"], "properties": {"t": {"$ref": "#/$defs/T"}}},
+            {"t": {"x": 0}},
+        ),
+    ],
+)
+def test_example_values_are_minimal_and_valid(schema: dict[str, Any], expected: Any) -> None:
+    defs = {
+        "Move": {"enum": ["up", "down"]},
+        "T": {
+            "type": "object",
+            "required": ["x"],
+            "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
+        },
+    }
+    assert example_value(schema, defs) == expected
+
+
+def test_step_body_wraps_the_action_and_reads_its_defs() -> None:
+    action = {
+        "$defs": {"Move": {"enum": ["left", "right"], "type": "string"}},
+        "properties": {"move": {"$ref": "#/$defs/Move"}, "note": {"type": "string"}},
+        "required": ["move"],
+        "type": "object",
+    }
+    assert step_body_for(action) == {"action": {"move": "left"}}

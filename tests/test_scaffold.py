@@ -1,0 +1,121 @@
+"""``invoke plugin.new``: the scaffolded plugin registers, lints, type-checks and its test passes."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from invoke.collection import Collection
+from invoke.program import Program
+
+from openenv_release.plugin_tasks import plugin
+from releaselib.errors import UsageError
+from releaselib.scaffold import new_plugin, register
+
+PROJECT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A copy of env_plugins/ with a minimal tests tree, the tool config, and releaselib linked."""
+    root = tmp_path / "project"
+    shutil.copytree(
+        PROJECT / "env_plugins", root / "env_plugins", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    (root / "tests" / "env_plugins").mkdir(parents=True)
+    (root / "tests" / "__init__.py").touch()
+    (root / "tests" / "env_plugins" / "__init__.py").touch()
+    shutil.copyfile(PROJECT / "pyproject.toml", root / "pyproject.toml")
+    (root / "releaselib").symlink_to(PROJECT / "releaselib")
+    return root
+
+
+def builtins(root: Path) -> list[str]:
+    tree = ast.parse((root / "env_plugins" / "__init__.py").read_text())
+    assign = next(n for n in tree.body if isinstance(n, ast.AnnAssign))
+    return list(ast.literal_eval(assign.value))  # type: ignore[arg-type]
+
+
+def run(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", *argv], cwd=root, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_the_task_writes_plugin_and_test_and_registers_it_in_order(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = builtins(project)
+    Program(namespace=Collection(plugin)).run(
+        ["invoke", "plugin.new", "--env", "fancy_env", "--root", str(project)], exit=False
+    )
+    assert (project / "env_plugins" / "fancy_env.py").is_file()
+    assert (project / "tests" / "env_plugins" / "test_fancy_env.py").is_file()
+    after = builtins(project)
+    envs = [name for name in after if name.startswith("env_plugins.")]
+    assert after[0] == "releaselib.checks" and envs == sorted(envs)
+    assert set(after) - set(before) == {"env_plugins.fancy_env"}
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_the_generated_files_pass_their_test_lint_and_types(project: Path) -> None:
+    written = new_plugin(project, "fancy_env")
+    files = [str(p.relative_to(project)) for p in written[:2]]
+    tested = run(project, "pytest", "-q", "-p", "no:cacheprovider", files[1])
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    assert "3 passed" in tested.stdout
+    linted = run(project, "ruff", "check", *files)
+    assert linted.returncode == 0, linted.stdout
+    typed = run(project, "mypy", "--no-incremental", *files)
+    assert typed.returncode == 0, typed.stdout
+
+
+def test_the_generated_test_fails_when_the_plugin_does_not_claim_its_env(project: Path) -> None:
+    module, test, _ = new_plugin(project, "fancy_env")
+    module.write_text(
+        module.read_text().replace("(EnvProfile(ENV),)", '(EnvProfile("other_env"),)')
+    )
+    assert run(project, "pytest", "-q", "-p", "no:cacheprovider", str(test)).returncode == 1
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ("echo_env", "already has a plugin"),
+        ("bad/name", "not a valid env name"),
+        ("my-env", "cannot be a plugin module name"),
+        ("class", "cannot be a plugin module name"),
+    ],
+)
+def test_refuses_envs_with_a_plugin_and_names_that_cannot_be_modules(
+    project: Path, env: str, message: str
+) -> None:
+    init = (project / "env_plugins" / "__init__.py").read_text()
+    with pytest.raises(UsageError, match=message):
+        new_plugin(project, env)
+    assert (project / "env_plugins" / "__init__.py").read_text() == init
+    assert not list((project / "tests" / "env_plugins").glob("test_*.py"))
+
+
+def test_register_keeps_the_layout_at_either_end() -> None:
+    text = 'X = 1\nBUILTIN_PLUGINS = (\n    "releaselib.checks",\n    "releaselib.z",\n    "env_plugins.b_env"\n)\n'
+    first = register(text, "env_plugins.a_env")
+    assert first.splitlines()[3:6] == [
+        '    "releaselib.z",',
+        '    "env_plugins.a_env",',
+        '    "env_plugins.b_env"',
+    ]
+    last = register(text, "env_plugins.c_env")
+    assert last.splitlines()[4:6] == ['    "env_plugins.b_env",', '    "env_plugins.c_env",']
+    assert register(text.replace('"env_plugins.b_env"', ""), "env_plugins.a_env").splitlines()[
+        3:5
+    ] == [
+        '    "releaselib.z",',
+        '    "env_plugins.a_env",',
+    ]
+    with pytest.raises(UsageError, match="already in BUILTIN_PLUGINS"):
+        register(first, "env_plugins.a_env")
