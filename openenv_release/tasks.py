@@ -7,83 +7,26 @@ console script ``openenv-release <task>`` from anywhere.
 from __future__ import annotations
 
 import json as jsonlib
-import logging
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
 
 from invoke.collection import Collection
 from invoke.context import Context
 from invoke.exceptions import Exit
 from invoke.tasks import task
-from rich.console import Console
 
+from openenv_release.common import consoles, helps, release_config, reported
 from openenv_release.localhub_tasks import localhub
 from openenv_release.plugin_tasks import plugin
+from openenv_release.promote_tasks import cleanup, collection, pin, promote
+from openenv_release.release_tasks import rehearse, release, report, status
+from openenv_release.verify_tasks import recover, verify
 from releaselib import console as out
 from releaselib.deploy import check_repo_id, deploy_all, plan_all
 from releaselib.discover import discover_envs, select_envs
-from releaselib.errors import ReleaseError, UsageError
+from releaselib.errors import UsageError
 from releaselib.hub import Hub
 from releaselib.options import Options, build_config, find_repo, pick
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.stage import stage_envs
-
-TUPLE_HELP = {
-    "repo": "OpenEnv checkout (default: the current directory, if it is one)",
-    "env": "env to work on (repeatable; default: every deployable env)",
-    "all": "every deployable env (the default when no --env is given)",
-    "version": "release version (default: the checkout's pyproject version)",
-    "namespace": "Hub namespace of the Spaces (default: openenv)",
-    "suffix": "Space suffix (default: -<version>)",
-    "base_image": "base image repository (default: ghcr.io/huggingface/openenv-base)",
-    "base_sha": "base image tag/sha instead of latest",
-    "staging_dir": "where staged trees go (default: ./hf-staging)",
-    "json": "print one JSON document on stdout instead of tables",
-    "repo_id": "deploy the one --env to this owner/name instead of <namespace>/<env><suffix>",
-    "private": "make the Spaces private (the default)",
-    "public": "make the Spaces public",
-    "jobs": "how many envs to work on in parallel (default 4)",
-    "hub_endpoint": "Hub URL (default: HF_ENDPOINT, else https://huggingface.co)",
-    "dry_run": "print the plan; change nothing",
-}
-
-
-def helps(*names: str) -> dict[str, str]:
-    return {name: TUPLE_HELP[name] for name in names}
-
-
-@contextmanager
-def reported() -> Iterator[None]:
-    """Turn a ReleaseError into one line and its exit code; no traceback unless --debug."""
-    try:
-        yield
-    except Exit:
-        raise
-    except ReleaseError as exc:
-        raise Exit(f"error: {exc.one_line()}", code=exc.exit_code) from None
-    except KeyboardInterrupt:
-        raise Exit("interrupted", code=130) from None
-    except Exception as exc:
-        if logging.getLogger().isEnabledFor(logging.DEBUG) or os.environ.get(
-            "OPENENV_RELEASE_DEBUG"
-        ):
-            raise
-        raise Exit(
-            f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
-            code=70,
-        ) from None
-
-
-def consoles(as_json: bool) -> Console:
-    """Where human output goes: stdout, or stderr when stdout carries JSON."""
-    return Console(stderr=as_json, highlight=False)
-
-
-def release_config(c: Context) -> dict[str, Any]:
-    section = c.config.get("release", {})
-    return dict(section) if section else {}
 
 
 @task(help=helps("repo", "json"))
@@ -175,8 +118,22 @@ def stage(
 
 @task(
     iterable=["env"],
-    help=helps("repo", "env", "all", "version", "namespace", "suffix", "repo_id", "private",
-               "public", "jobs", "staging_dir", "hub_endpoint", "dry_run", "json"),
+    help=helps(
+        "repo",
+        "env",
+        "all",
+        "version",
+        "namespace",
+        "suffix",
+        "repo_id",
+        "private",
+        "public",
+        "jobs",
+        "staging_dir",
+        "hub_endpoint",
+        "dry_run",
+        "json",
+    ),
 )
 def deploy(
     c: Context,
@@ -200,8 +157,13 @@ def deploy(
         if private and public:
             raise UsageError("--private and --public contradict each other", remedy="pass one")
         options = Options(
-            repo=repo, version=version, namespace=namespace, suffix=suffix, jobs=jobs,
-            staging_dir=staging_dir, hub_endpoint=hub_endpoint,
+            repo=repo,
+            version=version,
+            namespace=namespace,
+            suffix=suffix,
+            jobs=jobs,
+            staging_dir=staging_dir,
+            hub_endpoint=hub_endpoint,
             private=False if public else True if private else None,
         )
         config, resolution = build_config(options, release_config(c))
@@ -215,13 +177,18 @@ def deploy(
             results = plan_all(hub, config, staged, repo_id=target)
         else:
             results = deploy_all(
-                hub, config, staged, repo_id=target,
+                hub,
+                config,
+                staged,
+                repo_id=target,
                 on_done=lambda d: console.print(out.deploy_line(d)),
             )
         if json:
-            print(jsonlib.dumps(
-                {"config": config.as_json(), "envs": [d.as_json() for d in results]}, indent=2
-            ))
+            print(
+                jsonlib.dumps(
+                    {"config": config.as_json(), "envs": [d.as_json() for d in results]}, indent=2
+                )
+            )
         else:
             out.print_deployed(console, results, dry_run=dry_run)
         if any(not d.ok for d in results):
@@ -243,4 +210,10 @@ def plugins(c: Context, json: bool = False) -> None:
 ns = Collection(envs, stage, deploy, plugins)
 ns.add_collection(localhub)
 ns.add_collection(plugin)
+ns.add_task(verify)
+ns.add_task(recover)
+for step in (promote, collection, pin, cleanup):
+    ns.add_task(step)
+for step in (release, status, report, rehearse):
+    ns.add_task(step)
 ns.configure({"release": {}})

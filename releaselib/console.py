@@ -11,6 +11,7 @@ from releaselib.config import RefResolution, ReleaseConfig
 from releaselib.deploy import Deployed
 from releaselib.plugins import PluginRegistry
 from releaselib.records import EnvSpec, StagedSpace
+from releaselib.status import COLUMNS, Cell, Row
 
 OK = "[green]ok[/]"
 FAILED = "[red]FAILED[/]"
@@ -148,3 +149,21 @@ def print_deployed(console: Console, results: Sequence[Deployed], *, dry_run: bo
             console.print(f"[red]error:[/] {d.error}", soft_wrap=True)
         elif d.plan and d.plan.note:
             console.print(f"[yellow]note:[/] {d.space_id}: {d.plan.note}")
+
+
+CELL_STYLE = {Cell.DONE: "green", Cell.FAILED: "red", Cell.PENDING: "yellow", Cell.SKIPPED: "dim"}
+
+
+def print_board(console: Console, rows: Sequence[Row]) -> None:
+    """The status board: env x step with symbols and colours, and each env's next action."""
+    table = Table(title="status")
+    table.add_column("env", no_wrap=True)
+    for column in COLUMNS:
+        table.add_column(column, justify="center", overflow="fold")
+    table.add_column("runtime", no_wrap=True)
+    table.add_column("next", overflow="fold")
+    for row in rows:
+        cells = [f"[{CELL_STYLE[row.cells[c]]}]{row.cells[c].value}[/]" for c in COLUMNS]
+        table.add_row(row.env, *cells, row.runtime or "-", row.next_action)
+    console.print(table)
+    console.print("✓ done  ✗ failed  · pending  - does not apply")

@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from releaselib.config import ReleaseConfig
+from releaselib.config import ReleaseConfig, space_suffix
 from releaselib.errors import ReleaseError
 from releaselib.records import check_env_name
 
@@ -78,7 +78,10 @@ class EnvEntry:
 
 def default_path(config: ReleaseConfig) -> Path:
     """Where a release's ledger lives unless ``--ledger`` says otherwise."""
-    return config.staging_dir / f"ledger-{config.namespace}-{config.version}{config.suffix}.json"
+    tail = config.version if config.suffix == space_suffix(config.version) else (
+        f"{config.version}{config.suffix}"
+    )
+    return config.staging_dir / f"ledger-{config.namespace}-{tail}.json"
 
 
 def utc_now() -> str:

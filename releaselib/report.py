@@ -63,23 +63,36 @@ def env_report(entry: EnvEntry) -> dict[str, Any]:
         "outcome": outcome(entry),
         "decision": decision(entry),
         "canonical_targets": list(promote.get("targets", [])),
-        "reason": verify.get("reason") or promote.get("reason") or deploy.get("error")
-        or stage.get("error") or "",
+        "reason": verify.get("reason")
+        or promote.get("reason")
+        or deploy.get("error")
+        or stage.get("error")
+        or "",
         "stage": verify.get("stage"),
         "hardware": verify.get("hardware"),
         "domains": list(verify.get("domain_attempts", [])),
         "pin_diff": pin.get("diff", ""),
-        "collected": bool(data(entry, "collection").get("added") or data(entry, "collection").get("present")),
+        "collected": bool(
+            data(entry, "collection").get("added") or data(entry, "collection").get("present")
+        ),
         "cleanup": data(entry, "cleanup").get("action"),
     }
 
 
-def build_report(config: ReleaseConfig, ledger: Ledger, *, ref_reason: str | None = None) -> dict[str, Any]:
+def build_report(
+    config: ReleaseConfig, ledger: Ledger, *, ref_reason: str | None = None
+) -> dict[str, Any]:
     """The briefing as data: release tuple, per-env facts, counts, evidence, how to reproduce."""
     envs = [env_report(ledger.env(name)) for name in ledger.envs()]
     evidence = [
-        {"env": e["env"], "space_id": e["space_id"], "commit": e["commit"], "stage": e["stage"],
-         "hardware": e["hardware"], "domains": e["domains"]}
+        {
+            "env": e["env"],
+            "space_id": e["space_id"],
+            "commit": e["commit"],
+            "stage": e["stage"],
+            "hardware": e["hardware"],
+            "domains": e["domains"],
+        }
         for e in envs
         if e["outcome"] == "PASS"
     ]

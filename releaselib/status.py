@@ -1,4 +1,4 @@
-"""The status board: env x step, from the ledger and one Hub listing, with each env's next action."""
+"""The status board: env x step from the ledger and one Hub listing, and each env's next action."""
 
 from __future__ import annotations
 
@@ -48,10 +48,11 @@ def step_cell(entry: EnvEntry, step: str) -> Cell:
 
 
 def check_cell(entry: EnvEntry, check: str) -> Cell:
-    checks = data(entry, "verify").get("checks", {})
-    if check not in checks:
+    """``reset``/``step`` from the decisive probe's statuses (``{"POST /reset": 200, ...}``)."""
+    status = data(entry, "verify").get("checks", {}).get(f"POST /{check}")
+    if status is None:
         return Cell.PENDING
-    return Cell.DONE if checks[check] else Cell.FAILED
+    return Cell.DONE if status == 200 else Cell.FAILED
 
 
 def built_cell(runtime: str | None) -> Cell:
@@ -83,7 +84,7 @@ def next_action(entry: EnvEntry, cells: Mapping[str, Cell]) -> str:
     if verdict == "FAIL":
         return "fix and redeploy" if cells["pinned"] is Cell.DONE else "pin"
     if verdict == "INCONCLUSIVE":
-        return "verify again with a longer --timeout, or recover"
+        return "verify --timeout longer, or recover"
     if cells["promoted"] is Cell.PENDING:
         return "promote"
     if cells["collected"] is Cell.PENDING:
@@ -108,9 +109,7 @@ def board(ledger: Ledger, runtimes: Mapping[str, str | None]) -> list[Row]:
             "reset": check_cell(entry, "reset"),
             "step": check_cell(entry, "step"),
             "promoted": flag_cell(promote.get("decision") == "promoted", verdict == "PASS"),
-            "collected": flag_cell(
-                bool(data(entry, "collection")), verdict == "PASS"
-            ),
+            "collected": flag_cell(bool(data(entry, "collection")), verdict == "PASS"),
             "pinned": flag_cell(pin.get("decision") == "pinned", verdict == "FAIL"),
         }
         rows.append(Row(name, cells, runtime, next_action(entry, cells)))

@@ -131,8 +131,10 @@ def test_default_path_is_per_release_tuple_under_the_staging_dir(tmp_path: Path)
         suffix="-0.2.2",
         staging_dir=tmp_path / "hf-staging",
     )
-    assert default_path(config) == tmp_path / "hf-staging" / "ledger-openenv-0.2.2-0.2.2.json"
+    assert default_path(config) == tmp_path / "hf-staging" / "ledger-openenv-0.2.2.json"
     assert default_path(config.with_(version="0.2.3")) != default_path(config)
+    custom = default_path(config.with_(suffix="-rc1"))
+    assert custom == tmp_path / "hf-staging" / "ledger-openenv-0.2.2-rc1.json"
 
 
 # Recording and resuming

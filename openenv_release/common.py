@@ -1,0 +1,79 @@
+"""What every task shares: flag help, the error policy, where output goes, invoke config."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from invoke.context import Context
+from invoke.exceptions import Exit
+from rich.console import Console
+
+from releaselib.errors import ReleaseError
+from releaselib.release import STEPS
+
+FLAG_HELP = {
+    "repo": "OpenEnv checkout (default: the current directory, if it is one)",
+    "env": "env to work on (repeatable; default: every deployable env)",
+    "all": "every deployable env (the default when no --env is given)",
+    "version": "release version (default: the checkout's pyproject version)",
+    "namespace": "Hub namespace of the Spaces (default: openenv)",
+    "suffix": "Space suffix (default: -<version>)",
+    "base_image": "base image repository (default: ghcr.io/huggingface/openenv-base)",
+    "base_sha": "base image tag/sha instead of latest",
+    "staging_dir": "where staged trees go (default: ./hf-staging)",
+    "json": "print one JSON document on stdout instead of tables",
+    "repo_id": "deploy the one --env to this owner/name instead of <namespace>/<env><suffix>",
+    "private": "make the Spaces private (the default)",
+    "public": "make the Spaces public",
+    "jobs": "how many envs to work on in parallel (default 4)",
+    "hub_endpoint": "Hub URL (default: HF_ENDPOINT, else https://huggingface.co)",
+    "dry_run": "print the plan; change nothing",
+    "from_": f"redo from this step on ({', '.join(STEPS)})",
+    "until": "stop after this step",
+    "ledger": "the ledger file (default: <staging dir>/ledger-<namespace>-<version>.json)",
+    "timeout": "seconds per probe request (slow envs get their plugin's longer timeout)",
+    "wait": "seconds to wait for Spaces to build before calling them INCONCLUSIVE",
+    "create_missing": "create canonical Spaces that do not exist yet",
+    "commit_pins": "commit the pins in the checkout (one commit listing the envs)",
+    "keep": "the rehearsal's folder (checkout, staging, ledger, briefing; default: a new temp dir)",
+}
+
+
+def helps(*names: str) -> dict[str, str]:
+    return {name: FLAG_HELP[name] for name in names}
+
+
+@contextmanager
+def reported() -> Iterator[None]:
+    """Turn a ReleaseError into one line and its exit code; no traceback unless --debug."""
+    try:
+        yield
+    except Exit:
+        raise
+    except ReleaseError as exc:
+        raise Exit(f"error: {exc.one_line()}", code=exc.exit_code) from None
+    except KeyboardInterrupt:
+        raise Exit("interrupted", code=130) from None
+    except Exception as exc:
+        if logging.getLogger().isEnabledFor(logging.DEBUG) or os.environ.get(
+            "OPENENV_RELEASE_DEBUG"
+        ):
+            raise
+        raise Exit(
+            f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+            code=70,
+        ) from None
+
+
+def consoles(as_json: bool) -> Console:
+    """Where human output goes: stdout, or stderr when stdout carries JSON."""
+    return Console(stderr=as_json, highlight=False)
+
+
+def release_config(c: Context) -> dict[str, Any]:
+    section = c.config.get("release", {})
+    return dict(section) if section else {}

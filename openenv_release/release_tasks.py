@@ -1,0 +1,180 @@
+"""Tasks for the whole workflow: ``release``, ``status``, ``report`` and ``rehearse``."""
+
+from __future__ import annotations
+
+import json as jsonlib
+import tempfile
+from pathlib import Path
+
+from invoke.context import Context
+from invoke.exceptions import Exit
+from invoke.tasks import task
+from rich.console import Console
+
+from openenv_release.common import consoles, helps, release_config, reported
+from releaselib import console as out
+from releaselib.config import RefResolution, ReleaseConfig
+from releaselib.discover import discover_envs, select_envs
+from releaselib.hub import Hub
+from releaselib.ledger import Ledger, default_path
+from releaselib.options import Options, build_config
+from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.rehearse import rehearse as run_rehearsal
+from releaselib.release import Release, ReleaseOptions, release_key
+from releaselib.report import build_report, write_briefing
+from releaselib.status import board, runtimes_of
+
+
+def open_ledger(config: ReleaseConfig, path: str | None) -> Ledger:
+    return Ledger.load(Path(path) if path else default_path(config), release_key(config))
+
+
+def tuple_for(
+    c: Context, repo: str | None, version: str | None, **flags: object
+) -> tuple[ReleaseConfig, RefResolution]:
+    return build_config(Options(repo=repo, version=version, **flags), release_config(c))  # type: ignore[arg-type]
+
+
+@task(
+    iterable=["env"],
+    help=helps(
+        "repo",
+        "env",
+        "version",
+        "namespace",
+        "from_",
+        "until",
+        "jobs",
+        "staging_dir",
+        "hub_endpoint",
+        "ledger",
+        "timeout",
+        "wait",
+        "create_missing",
+        "commit_pins",
+        "json",
+    ),
+)
+def release(
+    c: Context,
+    repo: str | None = None,
+    env: list[str] | None = None,
+    version: str | None = None,
+    namespace: str | None = None,
+    from_: str = "stage",
+    until: str = "report",
+    jobs: int | None = None,
+    staging_dir: str | None = None,
+    hub_endpoint: str | None = None,
+    ledger: str | None = None,
+    timeout: float = 20.0,
+    wait: float = 900.0,
+    create_missing: bool = False,
+    commit_pins: bool = False,
+    json: bool = False,
+) -> None:
+    """The whole release, resumable: stage, deploy, verify, promote, collection, pin, report."""
+    with reported():
+        options = ReleaseOptions(
+            from_step=from_,
+            until_step=until,
+            timeout=timeout,
+            wait=wait,
+            create_missing=create_missing,
+            commit_pins=commit_pins,
+        )
+        config, resolution = tuple_for(
+            c,
+            repo,
+            version,
+            namespace=namespace,
+            jobs=jobs,
+            staging_dir=staging_dir,
+            hub_endpoint=hub_endpoint,
+        )
+        console = consoles(json)
+        out.print_tuple(console, config, resolution)
+        specs = select_envs(discover_envs(config.repo), env or [])
+        hub = Hub.connect(config.hub_endpoint)
+        book = open_ledger(config, ledger)
+        registry = PluginRegistry(get_plugin_manager())
+        run = Release(config, resolution, hub, registry, book, options, console.print).run(specs)
+        if json:
+            print(jsonlib.dumps(run.report, indent=2))
+        else:
+            out.print_board(console, board(book, runtimes_of(hub.list_spaces(config.namespace))))
+        if any(e["outcome"] == "FAIL" for e in run.report["envs"]):
+            raise Exit(code=1)
+
+
+@task(help=helps("repo", "version", "namespace", "staging_dir", "hub_endpoint", "ledger", "json"))
+def status(
+    c: Context,
+    repo: str | None = None,
+    version: str | None = None,
+    namespace: str | None = None,
+    staging_dir: str | None = None,
+    hub_endpoint: str | None = None,
+    ledger: str | None = None,
+    json: bool = False,
+) -> None:
+    """The board: env x step from the ledger and one Hub listing, with each env's next action."""
+    with reported():
+        config, _ = tuple_for(
+            c,
+            repo,
+            version,
+            namespace=namespace,
+            staging_dir=staging_dir,
+            hub_endpoint=hub_endpoint,
+        )
+        hub = Hub.connect(config.hub_endpoint)
+        rows = board(open_ledger(config, ledger), runtimes_of(hub.list_spaces(config.namespace)))
+        if json:
+            print(jsonlib.dumps([r.as_json() for r in rows], indent=2))
+        else:
+            out.print_board(Console(highlight=False), rows)
+
+
+@task(help=helps("repo", "version", "namespace", "staging_dir", "ledger", "json"))
+def report(
+    c: Context,
+    repo: str | None = None,
+    version: str | None = None,
+    namespace: str | None = None,
+    staging_dir: str | None = None,
+    ledger: str | None = None,
+    json: bool = False,
+) -> None:
+    """Write the release briefing (Markdown and JSON) next to the ledger."""
+    with reported():
+        config, resolution = tuple_for(
+            c, repo, version, namespace=namespace, staging_dir=staging_dir
+        )
+        book = open_ledger(config, ledger)
+        data = build_report(config, book, ref_reason=resolution.reason)
+        markdown, as_json = write_briefing(
+            data, book.path.parent, book.path.stem.replace("ledger-", "briefing-", 1)
+        )
+        if json:
+            print(jsonlib.dumps(data, indent=2))
+        else:
+            print(f"briefing: {markdown}\njson: {as_json}")
+
+
+@task(help=helps("keep", "json"))
+def rehearse(c: Context, keep: str | None = None, json: bool = False) -> None:
+    """A whole release of the bundled examples/ against the embedded Hub: no account, no network."""
+    with reported():
+        console = consoles(json)
+        workdir = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="openenv-rehearsal-")) / "r"
+        result = run_rehearsal(workdir, on_event=console.print)
+        if json:
+            print(jsonlib.dumps(result.report, indent=2))
+        else:
+            out.print_board(console, result.board)
+        console.print(f"briefing: {result.briefing}")
+        for line in result.mismatches:
+            console.print(f"[red]not as intended:[/] {line}")
+        if not result.ok:
+            raise Exit(code=1)

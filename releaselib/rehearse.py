@@ -1,0 +1,117 @@
+"""A whole release of the bundled ``examples/`` checkout against the embedded Hub.
+
+No account and no network: the examples are copied to a work folder (the project's own copy is
+never touched), the embedded Hub gets the canonical Spaces a real namespace would have, and
+``release`` runs end to end. It passes when every env ends as the examples intend.
+"""
+
+from __future__ import annotations
+
+import shutil
+import ssl
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from releaselib.discover import discover_envs, select_envs
+from releaselib.hub import Hub
+from releaselib.ledger import Ledger, default_path
+from releaselib.localhub import LocalHub
+from releaselib.options import Options, build_config
+from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.release import Event, Release, ReleaseOptions, release_key
+from releaselib.shell import run
+from releaselib.status import Row, board, runtimes_of
+
+#: env -> (outcome, decision) that the examples are written to produce.
+INTENDED: Mapping[str, tuple[str, str]] = {
+    "broken_env": ("FAIL", "pinned"),
+    "echo_env": ("PASS", "promoted"),
+    "legacy_env": ("PASS", "promoted"),
+    "slow_env": ("INCONCLUSIVE", "held"),
+    "textarena_env": ("PASS", "promoted"),
+}
+#: Canonical Spaces the rehearsal namespace starts with (textarena's are its game aliases).
+CANONICALS = ("echo_env", "legacy_env", "sudoku", "wordle")
+NAMESPACE = "openenv"
+PROBE_TIMEOUT = 5.0  # slow_env resets in 20 s, so it stays inconclusive
+
+
+@dataclass(frozen=True)
+class Rehearsal:
+    report: dict[str, Any]
+    board: list[Row]
+    briefing: Path | None
+    mismatches: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+
+def examples_dir() -> Path:
+    """The bundled example checkout (beside the package in a source checkout)."""
+    here = Path(str(resources.files("releaselib"))).parent / "examples"
+    return here
+
+
+def copy_checkout(source: Path, dest: Path) -> Path:
+    """A private git checkout of ``source`` (pin may commit to it)."""
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", "hf-staging"))
+    for args in (
+        ["git", "init", "-q", "-b", "main"],
+        ["git", "add", "-A"],
+        [
+            "git",
+            "-c",
+            "user.name=rehearsal",
+            "-c",
+            "user.email=rehearsal@localhost",
+            "commit",
+            "-q",
+            "-m",
+            "examples",
+        ],
+    ):
+        run(args, cwd=dest)
+    return dest
+
+
+def mismatches(report: Mapping[str, Any]) -> list[str]:
+    """How the report differs from what the examples intend."""
+    found = {e["env"]: (e["outcome"], e["decision"]) for e in report["envs"]}
+    got = {env: "/".join(found[env]) if env in found else "nothing" for env in INTENDED}
+    return [
+        f"{env}: expected {want[0]}/{want[1]}, got {got[env]}"
+        for env, want in INTENDED.items()
+        if found.get(env) != want
+    ]
+
+
+def rehearse(workdir: Path, *, on_event: Event = lambda line: None) -> Rehearsal:
+    """Run the rehearsal in ``workdir`` (which must not exist yet) and report how it ended."""
+    checkout = copy_checkout(examples_dir(), workdir / "OpenEnv")
+    with LocalHub(workdir / "hub", user=NAMESPACE) as local:
+        on_event(f"embedded Hub at {local.endpoint}")
+        config, resolution = build_config(
+            Options(
+                repo=str(checkout),
+                staging_dir=str(workdir / "staging"),
+                hub_endpoint=local.endpoint,
+                remote=str(workdir / "no-remote"),
+                namespace=NAMESPACE,
+            )
+        )
+        hub = Hub.connect(local.endpoint, token=local.token)
+        for name in CANONICALS:
+            hub.create_space(f"{NAMESPACE}/{name}", private=False)
+        ledger = Ledger.load(default_path(config), release_key(config))
+        registry = PluginRegistry(get_plugin_manager())
+        tls = ssl.create_default_context(cafile=str(local.ca_bundle))
+        options = ReleaseOptions(timeout=PROBE_TIMEOUT, wait=300.0, interval=0.5, tls=tls)
+        specs = select_envs(discover_envs(checkout), [])
+        result = Release(config, resolution, hub, registry, ledger, options, on_event).run(specs)
+        rows = board(ledger, runtimes_of(hub.list_spaces(NAMESPACE)))
+    return Rehearsal(result.report, rows, result.briefing, mismatches(result.report))

@@ -1,0 +1,297 @@
+"""The whole release, resumable: stage, deploy, verify, promote, collection, pin, report.
+
+Every step reads the ledger and records what it did per env before the next env's result can be
+lost. A rerun resumes: a step already done for the same staged content (manifest hash) is
+skipped, what failed or stayed inconclusive is tried again, and an env whose staged content
+changed is redone from deploy on. Deploy and promote diff against the Hub before committing, so
+a run killed between a commit and its record makes no second commit when restarted.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from releaselib import pin as pins
+from releaselib.collection import sync_collection
+from releaselib.config import RefResolution, ReleaseConfig
+from releaselib.deploy import deploy_one
+from releaselib.errors import UsageError
+from releaselib.hub import Hub
+from releaselib.ledger import Ledger
+from releaselib.plugins import PluginRegistry
+from releaselib.promote import promote
+from releaselib.records import EnvSpec, StagedSpace
+from releaselib.report import build_report, write_briefing
+from releaselib.stage import stage_env
+from releaselib.verdicts import from_ledger
+from releaselib.verify import VerifyResult, verify_spaces
+
+STEPS = ("stage", "deploy", "verify", "promote", "collection", "pin", "report")
+
+Event = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ReleaseOptions:
+    """What a release run does beyond the release tuple."""
+
+    from_step: str = "stage"
+    until_step: str = "report"
+    timeout: float = 20.0
+    wait: float = 900.0
+    interval: float = 2.0
+    create_missing: bool = False
+    commit_pins: bool = False
+    tls: ssl.SSLContext | None = None
+
+    def __post_init__(self) -> None:
+        for flag, step in (("--from", self.from_step), ("--until", self.until_step)):
+            if step not in STEPS:
+                raise UsageError(
+                    f"{flag} {step!r} is not a step", remedy=f"use one of {', '.join(STEPS)}"
+                )
+        if STEPS.index(self.from_step) > STEPS.index(self.until_step):
+            raise UsageError(f"--from {self.from_step} comes after --until {self.until_step}")
+
+    def runs(self, step: str) -> bool:
+        return STEPS.index(self.from_step) <= STEPS.index(step) <= STEPS.index(self.until_step)
+
+
+@dataclass(frozen=True)
+class ReleaseRun:
+    """What ``run_release`` returns: the report (the briefing as data) and where it went."""
+
+    report: dict[str, Any]
+    briefing: Path | None
+
+
+def release_key(config: ReleaseConfig) -> dict[str, Any]:
+    """The release tuple as the ledger keeps it (no token: none is in the config)."""
+    return {
+        "namespace": config.namespace,
+        "version": config.version,
+        "suffix": config.suffix,
+        "ref": config.ref,
+        "dist": config.dist,
+    }
+
+
+class Release:
+    """One run over a set of envs, recording every step into ``ledger``."""
+
+    def __init__(
+        self,
+        config: ReleaseConfig,
+        resolution: RefResolution,
+        hub: Hub,
+        registry: PluginRegistry,
+        ledger: Ledger,
+        options: ReleaseOptions,
+        on_event: Event = lambda line: None,
+    ) -> None:
+        self.config, self.resolution, self.hub = config, resolution, hub
+        self.registry, self.ledger, self.options = registry, ledger, options
+        self.event = on_event
+
+    def run(self, specs: Sequence[EnvSpec]) -> ReleaseRun:
+        envs = [s.name for s in specs]
+        if self.options.from_step != "stage":
+            for env in envs:
+                self.ledger.invalidate_from(env, self.options.from_step)
+        staged = self.stage(specs)
+        steps: list[tuple[str, Callable[[list[str]], None]]] = [
+            ("deploy", lambda names: self.deploy([s for s in staged if s.env in names])),
+            ("verify", self.verify),
+            ("promote", self.promote),
+            ("collection", self.collection),
+            ("pin", self.pin),
+        ]
+        for step, action in steps:
+            if not self.options.runs(step):
+                continue
+            self.event(f"[bold]{step}[/]")
+            action(envs)
+        briefing = None
+        report = build_report(self.config, self.ledger, ref_reason=self.resolution.reason)
+        if self.options.runs("report"):
+            stem = self.ledger.path.stem.replace("ledger-", "briefing-", 1)
+            briefing, _ = write_briefing(report, self.ledger.path.parent, stem)
+            self.event(f"briefing: {briefing}")
+        return ReleaseRun(report, briefing)
+
+    def stage(self, specs: Sequence[EnvSpec]) -> list[StagedSpace]:
+        """Stage every env (cheap and deterministic); a changed env is redone from deploy."""
+        staged = []
+        for spec in specs:
+            result = stage_env(self.config, spec, self.registry)
+            staged.append(result)
+            known = self.ledger.env(spec.name).manifest_hash
+            if (
+                result.ok
+                and known == result.manifest_hash
+                and self.ledger.done(spec.name, "stage", result.manifest_hash)
+            ):
+                continue
+            if known is not None and known != result.manifest_hash:
+                self.ledger.invalidate_from(spec.name, "deploy")
+            self.ledger.record(
+                spec.name,
+                "stage",
+                status="done" if result.ok else "failed",
+                manifest_hash=result.manifest_hash or None,
+                space_id=result.space_id,
+                files=result.files,
+                bytes=result.bytes,
+                fixes=list(result.fixes),
+                error=result.error,
+            )
+            self.event(f"staged {spec.name}: {'ok' if result.ok else result.error}")
+        return staged
+
+    def pending(self, envs: Sequence[str], step: str, before: str) -> list[str]:
+        """Envs whose ``before`` step is done and whose ``step`` is not, for the same content."""
+        out = []
+        for env in envs:
+            entry = self.ledger.env(env)
+            digest = entry.manifest_hash
+            previous = entry.get(before)
+            if (
+                digest
+                and previous is not None
+                and previous.status == "done"
+                and not self.ledger.done(env, step, digest)
+            ):
+                out.append(env)
+        return out
+
+    def deploy(self, staged: Sequence[StagedSpace]) -> None:
+        todo = set(self.pending([s.env for s in staged], "deploy", "stage"))
+        self.hub.whoami()
+        for s in staged:
+            if s.env not in todo:
+                continue
+            d = deploy_one(self.hub, self.config, s, s.space_id)
+            self.ledger.record(
+                s.env,
+                "deploy",
+                status="done" if d.ok else "failed",
+                space_id=d.space_id,
+                created=d.created,
+                commit=d.commit,
+                head=d.head,
+                unchanged=d.unchanged,
+                files_sent=d.files_sent,
+                bytes_sent=d.bytes_sent,
+                visibility_changed=d.visibility_changed,
+                error=d.error,
+            )
+            self.event(f"deployed {s.env}: {d.error or (d.commit or 'unchanged')}")
+
+    def verify(self, envs: list[str]) -> None:
+        todo = self.pending(envs, "verify", "deploy")
+        if not todo:
+            return
+        ids = [self.config.space_id(env) for env in todo]
+        results = verify_spaces(
+            self.hub,
+            ids,
+            suffix=self.config.suffix,
+            registry=self.registry,
+            timeout=self.options.timeout,
+            wait=self.options.wait,
+            jobs=self.config.jobs,
+            interval=self.options.interval,
+            tls=self.options.tls,
+            on_update=lambda space_id, status: None,
+        )
+        for result in results:
+            record_verification(self.ledger, result)
+            self.event(f"verified {result.env}: {result.outcome.value} ({result.reason})")
+
+    def promote(self, envs: list[str]) -> None:
+        todo = self.pending(envs, "promote", "verify")
+        if not todo:
+            return
+        verdicts = from_ledger(self.ledger)
+        done = promote(
+            self.hub,
+            self.config,
+            verdicts,
+            self.registry,
+            envs=todo,
+            create_missing=self.options.create_missing,
+        )
+        for env in todo:
+            mine = [p for p in done if p.env == env]
+            passed = verdicts.get(env) is not None and verdicts[env].outcome == "PASS"
+            promoted = passed and bool(mine) and all(p.done for p in mine)
+            failed = any(p.status == "failed" for p in mine)
+            reasons = "; ".join(p.reason for p in mine if p.reason)
+            self.ledger.record(
+                env,
+                "promote",
+                status="failed" if failed else "done",
+                decision="promoted" if promoted else "held",
+                targets=[p.target for p in mine if p.done],
+                reason=reasons or ("no canonical Space" if passed and not mine else ""),
+                promotions=[p.as_json() for p in mine],
+            )
+            self.event(f"promote {env}: {'promoted' if promoted else 'held'} {reasons}")
+
+    def collection(self, envs: list[str]) -> None:
+        verdicts = from_ledger(self.ledger)
+        passing = [e for e in envs if e in verdicts and verdicts[e].outcome == "PASS"]
+        todo = self.pending(passing, "collection", "promote")
+        if not todo:
+            return
+        synced = sync_collection(
+            self.hub, self.config, {e: verdicts[e] for e in todo}, self.registry
+        )
+        versioned = synced[0]
+        for env in todo:
+            space_id = verdicts[env].space_id
+            self.ledger.record(
+                env,
+                "collection",
+                status="done" if space_id in versioned.added + versioned.present else "failed",
+                slug=versioned.slug,
+                added=space_id in versioned.added,
+                present=space_id in versioned.present,
+            )
+        self.event(f"collection {versioned.slug}: +{len(versioned.added)}")
+
+    def pin(self, envs: list[str]) -> None:
+        verdicts = from_ledger(self.ledger)
+        results = []
+        for env in self.pending(envs, "pin", "verify"):
+            verdict = verdicts.get(env)
+            if verdict is None or verdict.outcome == "INCONCLUSIVE":
+                continue
+            if verdict.outcome == "FAIL":
+                result = pins.pin_env(self.config.repo, env, version=self.config.version)
+                decision = "pinned"
+            else:
+                result = pins.lift_env_pin(self.config.repo, env, version=self.config.version)
+                decision = "lifted" if result.changed else "unpinned"
+            results.append(result)
+            self.ledger.record(env, "pin", decision=decision, diff=result.diff, path=result.path)
+            if result.changed:
+                self.event(f"pin {env}: {decision}")
+        if self.options.commit_pins and any(r.changed for r in results):
+            sha = pins.commit_pins(self.config.repo, results, version=self.config.version)
+            self.event(f"pins committed: {sha}")
+
+
+def record_verification(ledger: Ledger, result: VerifyResult) -> None:
+    """Record a verify result: PASS and FAIL are done; INCONCLUSIVE is retried by a rerun."""
+    data = {k: v for k, v in result.as_json().items() if k != "env"}
+    ledger.record(
+        result.env,
+        "verify",
+        status="failed" if result.outcome.value == "INCONCLUSIVE" else "done",
+        **{**data, "space_id": result.space_id, "hardware": result.state.hardware},
+    )
