@@ -1,0 +1,70 @@
+"""The rehearsal: a whole release of examples/ against the embedded Hub, end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from huggingface_hub import HfApi
+
+from releaselib.rehearse import INTENDED, examples_dir, rehearse
+from tests.corpus import tree_digest
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def rehearsal(tmp_path_factory: pytest.TempPathFactory):
+    before = tree_digest(examples_dir())
+    workdir = tmp_path_factory.mktemp("rehearsal") / "r"
+    lines: list[str] = []
+    result = rehearse(workdir, on_event=lines.append)
+    return result, workdir, lines, before
+
+
+def test_every_example_env_ends_as_intended(rehearsal) -> None:
+    result, _, _, _ = rehearsal
+    assert result.mismatches == []
+    decided = {e["env"]: (e["outcome"], e["decision"]) for e in result.report["envs"]}
+    assert decided == dict(INTENDED)
+
+
+def test_the_report_has_the_documented_json_shape(rehearsal) -> None:
+    result, _, _, _ = rehearsal
+    report = result.report
+    assert {"namespace", "version", "ref", "suffix"} <= set(report["release"])
+    for entry in report["envs"]:
+        assert {"env", "space_id", "commit", "outcome", "decision", "canonical_targets"} <= set(entry)
+    targets = {e["env"]: e["canonical_targets"] for e in report["envs"]}
+    assert targets["textarena_env"] == ["openenv/sudoku", "openenv/wordle"]
+    assert targets["broken_env"] == [] and targets["slow_env"] == []
+    assert json.loads(json.dumps(report)) == report
+
+
+def test_the_briefing_lists_each_env_with_its_decision(rehearsal) -> None:
+    result, _, _, _ = rehearsal
+    assert result.briefing is not None
+    text = result.briefing.read_text()
+    for env, (outcome, decision) in INTENDED.items():
+        assert f"### {env}: {outcome}, {decision}" in text
+    assert "```diff" in text and "<0.2.2" in text  # the failed env's pin diff
+    assert json.loads(result.briefing.with_suffix(".json").read_text())["envs"]
+    assert "## Evidence for the canonical flips" in text
+
+
+def test_the_failed_env_is_pinned_in_the_rehearsal_checkout_only(rehearsal) -> None:
+    _, workdir, _, before = rehearsal
+    pyproject = (workdir / "OpenEnv" / "envs" / "broken_env" / "pyproject.toml").read_text()
+    assert '"openenv-core[core]>=0.2.1,<0.2.2"' in pyproject
+    slow = (workdir / "OpenEnv" / "envs" / "slow_env" / "pyproject.toml").read_text()
+    assert "<0.2.2" not in slow  # inconclusive: neither promoted nor pinned
+    assert tree_digest(examples_dir()) == before
+
+
+def test_the_board_shows_each_env_with_its_next_action(rehearsal) -> None:
+    result, _, _, _ = rehearsal
+    rows = {r.env: r.as_json() for r in result.board}
+    assert rows["echo_env"]["reset"] == "done" and rows["echo_env"]["promoted"] == "done"
+    assert rows["broken_env"]["pinned"] == "done" and rows["broken_env"]["reset"] == "failed"
+    assert rows["slow_env"]["next"].startswith("verify")

@@ -1,0 +1,125 @@
+"""``release`` killed (SIGKILL) at several points and restarted ends where an uninterrupted run
+ends: the same ledger decisions, the same Hub state, and no duplicate commits."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from huggingface_hub import HfApi
+
+from releaselib.localhub import LocalHub
+from releaselib.rehearse import copy_checkout, examples_dir
+
+pytestmark = pytest.mark.e2e
+
+ENVS = ("broken_env", "echo_env")
+Condition = Callable[[dict[str, Any]], bool]
+
+
+def checkout_with(tmp: Path) -> Path:
+    source = tmp / "source"
+    shutil.copytree(examples_dir(), source)
+    for env in os.listdir(source / "envs"):
+        if env not in ENVS:
+            shutil.rmtree(source / "envs" / env)
+    return copy_checkout(source, tmp / "OpenEnv")
+
+
+def start_release(hub: LocalHub, repo: Path, staging: Path) -> subprocess.Popen[bytes]:
+    code = "from openenv_release.cli import main; main()"
+    args = ["release", "--repo", str(repo), "--staging-dir", str(staging),
+            "--hub-endpoint", hub.endpoint, "--timeout", "5", "--wait", "120", "--json"]
+    env = {**os.environ, **hub.client_env(), "OPENENV_RELEASE_REMOTE": str(repo / "no-remote")}
+    return subprocess.Popen([sys.executable, "-c", code, *args], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def read_ledger(staging: Path) -> dict[str, Any] | None:
+    path = staging / "ledger-openenv-0.2.2.json"
+    return json.loads(path.read_text()) if path.exists() else None  # must always parse
+
+
+def run_until(hub: LocalHub, repo: Path, staging: Path, condition: Condition | None) -> None:
+    """Run release; SIGKILL it once ``condition`` holds on the ledger (or let it finish)."""
+    proc = start_release(hub, repo, staging)
+    deadline = time.monotonic() + 240
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            ledger = read_ledger(staging)
+            if condition is not None and ledger is not None and condition(ledger):
+                proc.send_signal(signal.SIGKILL)
+                break
+            time.sleep(0.05)
+    finally:
+        if proc.poll() is None and condition is None:
+            proc.wait(timeout=max(1, deadline - time.monotonic()))
+        proc.kill()
+        proc.wait()
+    read_ledger(staging)
+
+
+def has(step: str, count: int = 1) -> Condition:
+    return lambda ledger: sum(step in steps for steps in ledger["envs"].values()) >= count
+
+
+def outcome(ledger: dict[str, Any]) -> dict[str, dict[str, tuple[Any, ...]]]:
+    """Per env and step: status and the decision fields (no times, attempts or shas)."""
+    keep = ("outcome", "decision", "targets")
+    return {
+        env: {step: (rec["status"], *(rec.get(k) for k in keep)) for step, rec in steps.items()}
+        for env, steps in ledger["envs"].items()
+    }
+
+
+def hub_state(hub: LocalHub) -> dict[str, tuple[int, dict[str, str]]]:
+    api = HfApi(endpoint=hub.endpoint, token=hub.token)
+    state = {}
+    for space in api.list_spaces(author="openenv"):
+        commits = api.list_repo_commits(space.id, repo_type="space")
+        files = {f.path: f.blob_id for f in api.list_repo_tree(space.id, repo_type="space", recursive=True) if hasattr(f, "blob_id")}
+        state[space.id] = (len(commits), files)
+    return state
+
+
+def prepared_hub(state: Path) -> LocalHub:
+    hub = LocalHub(state).start()
+    HfApi(endpoint=hub.endpoint, token=hub.token).create_repo("openenv/echo_env", repo_type="space", space_sdk="docker")
+    return hub
+
+
+def test_killed_and_restarted_release_matches_an_uninterrupted_one(tmp_path: Path) -> None:
+    clean_hub = prepared_hub(tmp_path / "hub-clean")
+    killed_hub = prepared_hub(tmp_path / "hub-killed")
+    try:
+        clean_repo = checkout_with(tmp_path / "clean")
+        run_until(clean_hub, clean_repo, tmp_path / "clean" / "staging", None)
+        expected = read_ledger(tmp_path / "clean" / "staging")
+        assert expected is not None
+
+        repo, staging = checkout_with(tmp_path / "killed"), tmp_path / "killed" / "staging"
+        for condition in (has("stage", 2), has("deploy", 1), has("verify", 1), has("promote", 1)):
+            run_until(killed_hub, repo, staging, condition)
+        run_until(killed_hub, repo, staging, None)
+        got = read_ledger(staging)
+        assert got is not None
+        assert outcome(got) == outcome(expected)
+        assert got["envs"]["echo_env"]["promote"]["decision"] == "promoted"
+        assert got["envs"]["broken_env"]["pin"]["decision"] == "pinned"
+        assert hub_state(killed_hub) == hub_state(clean_hub)
+        assert all(commits == 1 for commits, _ in hub_state(killed_hub).values())
+        assert (repo / "envs" / "broken_env" / "pyproject.toml").read_text() == (
+            clean_repo / "envs" / "broken_env" / "pyproject.toml"
+        ).read_text()
+    finally:
+        clean_hub.stop()
+        killed_hub.stop()
