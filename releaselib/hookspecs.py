@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from releaselib.records import Check, EnvProfile, Fix, Probe
+    from releaselib.records import Check, EnvProfile, Fix, Probe, Signature
 
 PROJECT = "openenv_release"
 
@@ -58,4 +58,18 @@ def openenv_release_probes(env: str) -> Iterable[Probe]:
 @hookspec
 def openenv_release_checks() -> Iterable[Check]:
     """Static checks run on every staged tree."""
+    return ()
+
+
+@hookspec
+def openenv_release_signatures() -> Iterable[Signature]:
+    """Known runtime-error signatures and their fixes, matched by ``recover`` against the
+    ``errorMessage`` of a Space in BUILD_ERROR or RUNTIME_ERROR.
+
+    Example::
+
+        @hookimpl
+        def openenv_release_signatures():
+            return (Signature("no-gpu", r"CUDA driver .* not found", "request GPU hardware"),)
+    """
     return ()

@@ -8,6 +8,8 @@ duplicated (a failed commit is retried only after re-reading what the Space hold
 from __future__ import annotations
 
 import hashlib
+import shutil
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,8 +25,14 @@ from huggingface_hub import (
     RepoFile,
     get_token,
     set_client_factory,
+    snapshot_download,
 )
-from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
+from huggingface_hub.errors import (
+    HfHubHTTPError,
+    LocalEntryNotFoundError,
+    RepositoryNotFoundError,
+)
+from huggingface_hub.utils.tqdm import tqdm as hf_tqdm
 from huggingface_hub.utils._http import hf_request_event_hook
 
 from releaselib.errors import AuthError, HubError
@@ -59,6 +67,13 @@ class RemoteSpace:
     def stage(self) -> str | None:
         stage = self.runtime.get("stage")
         return str(stage) if stage is not None else None
+
+
+class SilentProgress(hf_tqdm):
+    """A progress bar that never shows: the tool reports progress itself."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **{**kwargs, "disable": True})  # type: ignore[no-untyped-call]
 
 
 def install_retries(policy: RetryPolicy) -> None:
@@ -198,6 +213,31 @@ class Hub:
                 for e in entries
                 if isinstance(e, RepoFile)
             }
+
+    def download(self, space_id: str, revision: str, dest: Path) -> Path:
+        """Write the Space's files at ``revision`` (a commit sha) into ``dest``; return it.
+
+        Only the Space's files land in ``dest``: the download goes through a throw-away cache.
+        """
+        what = f"{space_id}@{revision[:12]}"
+        with tempfile.TemporaryDirectory(prefix="openenv-release-download-") as cache:
+            try:
+                with hub_call(what):
+                    snapshot = snapshot_download(
+                        space_id,
+                        repo_type="space",
+                        revision=revision,
+                        cache_dir=cache,
+                        endpoint=self.api.endpoint,
+                        token=self._token or False,
+                        tqdm_class=SilentProgress,
+                    )
+            except LocalEntryNotFoundError:  # what snapshot_download raises when the Hub is down
+                raise HubError(
+                    f"{what}: cannot download the Space's files", remedy="rerun; the step resumes"
+                ) from None
+            shutil.copytree(snapshot, dest, dirs_exist_ok=True)
+        return dest
 
     def commit(
         self,

@@ -20,7 +20,7 @@ import pluggy
 
 from releaselib import hookspecs
 from releaselib.errors import PluginError
-from releaselib.records import Check, EnvProfile, Fix, Probe
+from releaselib.records import Check, EnvProfile, Fix, Probe, Signature
 
 DISABLE_VAR = "OPENENV_RELEASE_DISABLE_PLUGINS"
 TRACE_VAR = "OPENENV_RELEASE_TRACE_PLUGINS"
@@ -170,6 +170,20 @@ class PluginRegistry:
                 )
             seen[owned.record.name] = owned.plugin
         return checks
+
+    def signatures(self) -> list[Owned[Signature]]:
+        """Every plugin's runtime-error signatures; a name defined twice is an error."""
+        signatures = self._collect("openenv_release_signatures", Signature)
+        seen: dict[str, str] = {}
+        for owned in signatures:
+            if owned.record.name in seen:
+                raise PluginError(
+                    f"signature {owned.record.name} is defined by {seen[owned.record.name]} "
+                    f"and {owned.plugin}",
+                    remedy="rename one of them",
+                )
+            seen[owned.record.name] = owned.plugin
+        return signatures
 
     def describe(self) -> list[dict[str, object]]:
         """One row per plugin: the envs it owns, its fixes, probes, checks and targets."""

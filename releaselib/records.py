@@ -183,6 +183,28 @@ class StagedSpace:
         }
 
 
+@dataclass(frozen=True)
+class Signature:
+    """A known runtime failure: a regular expression over a Space's errorMessage, and its fix."""
+
+    name: str
+    pattern: str
+    fix: str
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.fix:
+            raise ValueError("a Signature needs a name and a fix")
+        try:
+            re.compile(self.pattern)
+        except re.error as exc:
+            raise ValueError(f"signature {self.name}: bad pattern: {exc}") from None
+
+    def search(self, text: str) -> str | None:
+        """The first matching text in ``text``, or None."""
+        found = re.search(self.pattern, text, re.MULTILINE)
+        return found.group(0) if found else None
+
+
 OUTCOMES = ("PASS", "FAIL", "INCONCLUSIVE")
 
 

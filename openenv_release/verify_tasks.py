@@ -1,0 +1,262 @@
+"""The ``verify`` and ``recover`` tasks: flags in, releaselib.verify/runtime called, results out.
+
+openenv_release.tasks imports this module to add the tasks to its collection, so its helpers
+(``reported``, ``consoles``, ``release_config``) are imported when a task runs, not at import.
+"""
+
+from __future__ import annotations
+
+import json as jsonlib
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from invoke.context import Context
+from invoke.exceptions import Exit
+from invoke.tasks import task
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from releaselib import console as out
+from releaselib.config import ReleaseConfig
+from releaselib.discover import discover_envs, select_envs
+from releaselib.errors import UsageError
+from releaselib.hub import Hub
+from releaselib.ledger import Ledger, default_path
+from releaselib.options import Options, build_config, pick
+from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.probe import Outcome
+from releaselib.records import SPACE_ID
+from releaselib.runtime import Recovery
+from releaselib.runtime import recover as recover_space
+from releaselib.stage import stage_envs
+from releaselib.verify import DEFAULT_TIMEOUT, VerifyResult, candidates, verify_spaces
+
+COLOURS = {"PASS": "green", "FAIL": "red", "INCONCLUSIVE": "yellow"}
+HELP = {
+    "repo": "OpenEnv checkout (default: the current directory, if it is one)",
+    "version": "release version (default: the checkout's pyproject version)",
+    "namespace": "Hub namespace of the Spaces (default: openenv)",
+    "suffix": "Space suffix (default: -<version>)",
+    "jobs": "how many Spaces to probe at once (default 4)",
+    "json": "print one JSON document on stdout instead of tables",
+    "hub_endpoint": "Hub URL (default: HF_ENDPOINT, else https://huggingface.co)",
+    "env": "env whose candidate to verify (repeatable; default: every Space with the suffix)",
+    "space_id": "also verify this owner/name Space (repeatable)",
+    "timeout": f"seconds per probe request (default {DEFAULT_TIMEOUT:g}; slow envs get more)",
+    "wait": "seconds to wait for BUILDING/APP_STARTING Spaces (default 600)",
+    "ledger": "record results in this ledger (default: the release's ledger, if it exists)",
+}
+
+
+def open_ledger(given: str | None, config: ReleaseConfig) -> Ledger | None:
+    """``--ledger PATH``, else the release's default ledger when it already exists."""
+    path = Path(given) if given else default_path(config)
+    return Ledger.load(path, config.as_json()) if given or path.exists() else None
+
+
+@contextmanager
+def progress(console: Console, space_ids: Sequence[str]) -> Iterator[Any]:
+    """A live table of each Space's stage while waiting and probing; yields the update hook."""
+    status = dict.fromkeys(space_ids, "waiting")
+    lock = threading.Lock()
+
+    def render() -> Table:
+        table = Table(title="verifying", box=None)
+        table.add_column("space")
+        table.add_column("status")
+        with lock:
+            for space_id, text in status.items():
+                table.add_row(space_id, f"[{COLOURS.get(text, 'cyan')}]{text}[/]")
+        return table
+
+    def update(space_id: str, text: str) -> None:
+        with lock:
+            status[space_id] = text
+
+    with Live(get_renderable=render, console=console, transient=True, refresh_per_second=4):
+        yield update
+
+
+def print_results(console: Console, results: Sequence[VerifyResult]) -> None:
+    table = Table(title="verify")
+    for column in ("env", "space", "stage", "domain", "outcome", "wait s", "probe s", "reason"):
+        table.add_column(column, overflow="fold")
+    for r in results:
+        data = r.as_json()
+        colour = COLOURS[r.outcome.value]
+        table.add_row(
+            r.env, r.space_id, r.state.stage or "-", data["domain"] or "-",
+            f"[{colour}]{r.outcome.value}[/]", f"{r.state.seen_at:.1f}",
+            f"{r.probe_seconds:.1f}", r.reason,
+        )
+    console.print(table)
+    counts = {o.value: sum(r.outcome is o for r in results) for o in Outcome}
+    console.print(", ".join(f"{n} {o}" for o, n in counts.items()))
+
+
+def print_recovery(console: Console, recovery: Recovery) -> None:
+    console.print(
+        f"{recovery.space_id}: {recovery.before.stage} -> {recovery.after.stage}; {recovery.note}"
+    )
+    if recovery.after.error:
+        console.print("[bold]errorMessage (tail):[/]")
+        console.print(recovery.after.error_tail(), markup=False, highlight=False)
+    for signature, matched in recovery.matches:
+        console.print(f"[bold]known failure {signature.name}[/] ({matched!r}): {signature.fix}")
+
+
+def record(ledger: Ledger | None, result: VerifyResult, **extra: Any) -> None:
+    """Record ``result`` as the env's verify step (its Verdict fields included)."""
+    if ledger is not None:
+        data = {**result.as_json(), **extra}
+        ledger.record(result.env, "verify", status=result.ledger_status, **data)
+
+
+def number(name: str, flag: str | None, configured: dict[str, Any], default: float) -> float:
+    """A positive number from its flag, environment variable, invoke config or default."""
+    value = float(pick(name, flag, configured, default))
+    if value <= 0:
+        raise UsageError(f"--{name} {value:g} must be positive", remedy=f"try {default:g}")
+    return value
+
+
+@task(iterable=["env", "space_id"], help=HELP)
+def verify(
+    c: Context,
+    repo: str | None = None,
+    env: list[str] | None = None,
+    version: str | None = None,
+    suffix: str | None = None,
+    space_id: list[str] | None = None,
+    namespace: str | None = None,
+    timeout: str | None = None,
+    wait: str | None = None,
+    jobs: int | None = None,
+    hub_endpoint: str | None = None,
+    ledger: str | None = None,
+    json: bool = False,
+) -> None:
+    """Wait for the candidate Spaces, then require reset and a schema-correct step on a READY
+    domain of each; exit 1 if any FAILed."""
+    from openenv_release.common import consoles, release_config, reported
+
+    with reported():
+        options = Options(
+            repo=repo, version=version, namespace=namespace, suffix=suffix, jobs=jobs,
+            hub_endpoint=hub_endpoint,
+        )
+        configured = release_config(c)
+        config, resolution = build_config(options, configured)
+        console = consoles(json)
+        out.print_tuple(console, config, resolution)
+        for given in space_id or []:
+            if not SPACE_ID.match(given):
+                raise UsageError(f"--space-id {given!r} is not owner/name", remedy="e.g. acme/x")
+        hub = Hub.connect(config.hub_endpoint)
+        ids = candidates(
+            hub, namespace=config.namespace, suffix=config.suffix, envs=env or [],
+            space_ids=space_id or [],
+        )
+        if not ids:
+            raise UsageError(
+                f"no Space of {config.namespace} ends with {config.suffix}",
+                remedy="deploy first, or pass --env/--space-id",
+            )
+        book = open_ledger(ledger, config)
+        with progress(console, ids) as update:
+            results = verify_spaces(
+                hub, ids, suffix=config.suffix, registry=PluginRegistry(get_plugin_manager()),
+                timeout=number("timeout", timeout, configured, DEFAULT_TIMEOUT),
+                wait=number("wait", wait, configured, 600.0), jobs=config.jobs, on_update=update,
+            )
+        for result in results:
+            record(book, result)
+        if json:
+            print(jsonlib.dumps([r.as_json() for r in results], indent=2))
+        else:
+            print_results(console, results)
+        if any(r.outcome is Outcome.FAIL for r in results):
+            raise Exit(code=1)
+
+
+@task(
+    help={
+        **{k: HELP[k] for k in ("repo", "version", "namespace", "suffix", "hub_endpoint",
+                                "timeout", "wait", "ledger", "json")},
+        "staging_dir": "where staged trees go (default: ./hf-staging)",
+        "env": "the env whose candidate Space to recover",
+        "limit": "seconds in APP_STARTING before a Space counts as stuck (default 600)",
+        "recreate": "delete and redeploy a Space still stuck after a factory reboot (needs --yes)",
+        "yes": "allow --recreate to delete the Space",
+    }
+)
+def recover(
+    c: Context,
+    env: str,
+    repo: str | None = None,
+    version: str | None = None,
+    namespace: str | None = None,
+    suffix: str | None = None,
+    staging_dir: str | None = None,
+    hub_endpoint: str | None = None,
+    limit: str | None = None,
+    wait: str | None = None,
+    timeout: str | None = None,
+    recreate: bool = False,
+    yes: bool = False,
+    ledger: str | None = None,
+    json: bool = False,
+) -> None:
+    """Triage one candidate: reboot a stale BUILD_ERROR or stuck start, recreate it if allowed,
+    name a known failure; then verify it. Exit 1 unless it passes."""
+    from openenv_release.common import consoles, release_config, reported
+
+    with reported():
+        options = Options(
+            repo=repo, version=version, namespace=namespace, suffix=suffix,
+            staging_dir=staging_dir, hub_endpoint=hub_endpoint,
+        )
+        configured = release_config(c)
+        config, resolution = build_config(options, configured)
+        console = consoles(json)
+        out.print_tuple(console, config, resolution)
+        registry = PluginRegistry(get_plugin_manager())
+        [staged] = stage_envs(config, select_envs(discover_envs(config.repo), [env]), registry)
+        if not staged.ok:
+            raise Exit(f"error: {staged.error}", code=1)
+        if recreate and not yes:
+            console.print("[yellow]note:[/] --recreate deletes the Space: add --yes to allow it")
+        hub = Hub.connect(config.hub_endpoint)
+        recovery = recover_space(
+            hub, config, staged, signatures=[o.record for o in registry.signatures()],
+            limit=number("limit", limit, configured, 600.0),
+            wait=number("wait", wait, configured, 600.0),
+            recreate=recreate and yes,
+            on_action=lambda action: console.print(f"[bold]action:[/] {action}"),
+        )
+        results = (
+            verify_spaces(
+                hub, [staged.space_id], suffix=config.suffix, registry=registry,
+                timeout=number("timeout", timeout, configured, DEFAULT_TIMEOUT), wait=0.0,
+            )
+            if recovery.recovered
+            else []
+        )
+        book = open_ledger(ledger, config)
+        if results:
+            record(book, results[0], recovery=recovery.as_json())
+        elif book is not None:  # not ready: no verdict, so a rerun verifies again
+            book.record(env, "verify", status="failed", recovery=recovery.as_json())
+        if json:
+            document = {"recovery": recovery.as_json(), "verify": [r.as_json() for r in results]}
+            print(jsonlib.dumps(document, indent=2))
+        else:
+            print_recovery(console, recovery)
+            if results:
+                print_results(console, results)
+        if not results or not results[0].success:
+            raise Exit(code=1)

@@ -1,0 +1,253 @@
+"""Promote verified candidates into their canonical Spaces.
+
+Canonical targets come from the env's plugin profile (``repl_env`` -> ``<ns>/repl``,
+``textarena_env`` -> ``<ns>/sudoku`` and ``<ns>/wordle`` with their ``TEXTARENA_ENV_ID``), else
+they are the unsuffixed Space named like the env. All are looked up in one listing of the
+namespace; a target that does not exist is created only with ``create_missing``, and a plugin's
+alias is never second-guessed from the env directory.
+
+Only a PASS recorded for the candidate's current head counts. The candidate's files at that
+commit are downloaded, the README card is rebuilt for the target's Space id (the card this
+release builds for the candidate must be what the candidate holds, so nothing but the Space
+id changes), and the tree goes into the target through deploy's diff and the duplicate-free
+commit: a target that already holds it gets no commit. Per-target variables are set only where
+they differ. The target keeps its own visibility.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from releaselib.config import ReleaseConfig
+from releaselib.deploy import diff
+from releaselib.edit.readme import build_space_readme, find_client_class, read_app_port
+from releaselib.errors import AuthError, ReleaseError
+from releaselib.hub import Hub
+from releaselib.plugins import PluginRegistry
+from releaselib.records import StagedSpace, Verdict
+from releaselib.stage import build_manifest
+from releaselib.verdicts import select, standing_pass
+
+Status = Literal["promoted", "current", "planned", "held", "failed"]
+
+
+class PromoteError(ReleaseError):
+    """A candidate's tree cannot be published as it is."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """One canonical Space of an env, as the namespace's listing showed it."""
+
+    space_id: str
+    variables: tuple[tuple[str, str], ...] = ()
+    exists: bool = True
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """The decision for one (candidate, canonical target) pair, and what was done about it.
+
+    ``promoted``: the target now holds the candidate; ``current``: it already did; ``planned``:
+    a dry run would change it; ``held``: the policy kept it untouched (``reason`` says why);
+    ``failed``: publishing went wrong.
+    """
+
+    env: str
+    candidate: str
+    target: str
+    status: Status
+    reason: str = ""
+    commit: str | None = None  # the candidate commit that was (or would be) published
+    pushed: str | None = None  # the commit made in the target
+    upload: tuple[str, ...] = ()
+    delete: tuple[str, ...] = ()
+    variables: tuple[str, ...] = ()  # keys set (or to set)
+    create: bool = False
+
+    @property
+    def done(self) -> bool:
+        """True when the target holds the candidate."""
+        return self.status in ("promoted", "current")
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "env": self.env,
+            "candidate": self.candidate,
+            "target": self.target,
+            "status": self.status,
+            "reason": self.reason,
+            "commit": self.commit,
+            "pushed": self.pushed,
+            "upload": list(self.upload),
+            "delete": list(self.delete),
+            "variables": list(self.variables),
+            "create": self.create,
+        }
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every promotion of one run shares."""
+
+    hub: Hub
+    config: ReleaseConfig
+    create_missing: bool
+    dry_run: bool
+    scratch: Path
+    listing: Collection[str]
+
+
+def canonical_targets(
+    registry: PluginRegistry, env: str, namespace: str, listing: Collection[str]
+) -> tuple[Target, ...]:
+    """The env's canonical Spaces: its plugin's targets, else the Space named like the env."""
+    declared = registry.profile(env).targets
+    if declared:
+        ids = [(f"{namespace}/{t.repo}", t.variables) for t in declared]
+        return tuple(Target(i, variables, i in listing) for i, variables in ids)
+    own = f"{namespace}/{env}"
+    return (Target(own, (), own in listing),)
+
+
+def promote(
+    hub: Hub,
+    config: ReleaseConfig,
+    verdicts: Mapping[str, Verdict],
+    registry: PluginRegistry,
+    *,
+    envs: list[str] | None = None,
+    create_missing: bool = False,
+    dry_run: bool = False,
+) -> list[Promotion]:
+    """Promote every selected env whose candidate PASSed at its current head; one record per
+    canonical target, in env order. A failing env never stops the others."""
+    listing = frozenset(s.id for s in hub.list_spaces(config.namespace))
+    with tempfile.TemporaryDirectory(prefix="openenv-release-promote-") as scratch:
+        run = _Run(hub, config, create_missing, dry_run, Path(scratch), listing)
+        return [
+            promotion
+            for env, verdict in select(verdicts, envs).items()
+            for promotion in _promote_env(run, registry, env, verdict)
+        ]
+
+
+def _promote_env(
+    run: _Run, registry: PluginRegistry, env: str, verdict: Verdict | None
+) -> list[Promotion]:
+    candidate = verdict.space_id if verdict else run.config.space_id(env)
+    targets = canonical_targets(registry, env, run.config.namespace, run.listing)
+    try:
+        _, reason = standing_pass(run.hub, verdict)
+        if reason is not None or verdict is None or verdict.commit is None:
+            return [Promotion(env, candidate, t.space_id, "held", reason or "") for t in targets]
+        if candidate in {t.space_id for t in targets}:
+            reason = f"the candidate {candidate} is itself a canonical Space"
+            return [Promotion(env, candidate, t.space_id, "held", reason) for t in targets]
+        tree = run.hub.download(candidate, verdict.commit, run.scratch / env / "candidate")
+        check_card(run.config, env, tree, candidate)
+    except AuthError:
+        raise
+    except ReleaseError as exc:
+        return [Promotion(env, candidate, t.space_id, "failed", exc.one_line()) for t in targets]
+    return [_publish(run, env, candidate, verdict.commit, tree, t) for t in targets]
+
+
+def space_card(config: ReleaseConfig, env: str, tree: Path, space_id: str) -> str:
+    """The README card this release builds for ``env`` in ``space_id``, from the env's own
+    README in the staged ``tree`` (``envs/<env>/README.md``)."""
+    env_dir = tree / "envs" / env
+    source_path = env_dir / "README.md"
+    source = source_path.read_bytes().decode("utf-8") if source_path.is_file() else None
+    text, _ = build_space_readme(
+        source,
+        path="README.md",
+        env=env,
+        space_id=space_id,
+        version=config.version,
+        ref=config.ref,
+        hub_tag=config.hub_tag,
+        app_port=read_app_port(env_dir),
+        client_class=find_client_class(env_dir),
+    )
+    return text
+
+
+def check_card(config: ReleaseConfig, env: str, tree: Path, candidate: str) -> None:
+    """PromoteError unless the candidate's README is the card this release builds for it, so
+    rebuilding it for a target changes nothing but the Space id."""
+    readme = tree / "README.md"
+    held = readme.read_bytes().decode("utf-8", "replace") if readme.is_file() else None
+    if held != space_card(config, env, tree, candidate):
+        raise PromoteError(
+            f"{candidate}: README.md is not the card release {config.version} (ref "
+            f"{config.ref}, tag {config.hub_tag}) builds for it, so it cannot be rebuilt for "
+            "the canonical Space",
+            remedy="redeploy the candidate with this release tuple and verify it again",
+        )
+
+
+def _publish(
+    run: _Run, env: str, candidate: str, commit: str, tree: Path, target: Target
+) -> Promotion:
+    """Make ``target`` hold the candidate's tree (card rebuilt) and its variables."""
+    base = Promotion(env, candidate, target.space_id, "held", commit=commit)
+    if not target.exists and not run.create_missing:
+        reason = f"{target.space_id} does not exist; pass --create-missing to create it"
+        return replace(base, status="held", reason=reason)
+    try:
+        staged = _target_tree(run, env, tree, target.space_id)
+        remote = run.hub.remote_files(target.space_id) if target.exists else {}
+        add, change, delete = diff(staged, remote)
+        held = run.hub.variables(target.space_id) if target.exists else {}
+        wanted = {k: v for k, v in target.variables if held.get(k) != v}
+        plan = replace(
+            base,
+            upload=add + change,
+            delete=delete,
+            variables=tuple(wanted),
+            create=not target.exists,
+        )
+        if not (plan.upload or plan.delete or plan.variables or plan.create):
+            return replace(plan, status="current")
+        if run.dry_run:
+            return replace(plan, status="planned")
+        if plan.create:
+            run.hub.create_space(target.space_id, private=run.config.private)
+        for key, value in wanted.items():  # before the commit, so its build sees them
+            run.hub.set_variable(target.space_id, key, value)
+        pushed = None
+        if plan.upload or plan.delete:
+            pushed = run.hub.commit(
+                target.space_id,
+                staged.staged_dir,
+                upload=plan.upload,
+                delete=plan.delete,
+                message=_message(run.config, env, candidate, commit),
+                manifest=staged.manifest,
+            )
+    except AuthError:
+        raise
+    except ReleaseError as exc:
+        return replace(base, status="failed", reason=exc.one_line())
+    return replace(plan, status="promoted", pushed=pushed)
+
+
+def _target_tree(run: _Run, env: str, tree: Path, space_id: str) -> StagedSpace:
+    """A copy of the candidate's tree with the card rebuilt for ``space_id``, and its manifest."""
+    dest = run.scratch / env / space_id.replace("/", "__")
+    shutil.copytree(tree, dest)
+    (dest / "README.md").write_bytes(space_card(run.config, env, tree, space_id).encode("utf-8"))
+    return StagedSpace(env, space_id, dest, ok=True, manifest=build_manifest(dest))
+
+
+def _message(config: ReleaseConfig, env: str, candidate: str, commit: str) -> str:
+    return (
+        f"Promote {env} {config.version} from {candidate}@{commit[:12]} "
+        f"(OpenEnv ref {config.ref})"
+    )

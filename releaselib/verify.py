@@ -1,0 +1,271 @@
+"""Verify candidate Spaces: wait until each is terminal, then probe its domains concurrently.
+
+A candidate passes only when a real ``POST /reset`` and a schema-correct ``POST /step`` succeed
+on one of its READY domains. Every READY domain is probed (the others only when none is READY)
+with the token's ``Authorization`` header, since private Spaces answer 404 without it, and
+every attempt is kept. A Space is probed as soon as a poll shows it ready, on a pool of
+``jobs`` threads, so a verify takes about as long as its slowest Space.
+"""
+
+from __future__ import annotations
+
+import ssl
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import httpx
+
+from releaselib.hub import Hub
+from releaselib.plugins import Owned, PluginRegistry
+from releaselib.probe import Outcome, ProbeResult, probe_base_url
+from releaselib.records import Probe, Verdict
+from releaselib.runtime import Domain, SpaceState, watch
+
+DEFAULT_TIMEOUT = 20.0
+
+#: ``on_update(space_id, status)``: a Space's stage while waiting, then "probing", then outcome.
+Update = Callable[[str, str], None]
+
+
+def env_of(space_id: str, suffix: str) -> str:
+    """The env a candidate Space holds: its name minus the release suffix."""
+    name = space_id.split("/", 1)[-1]
+    return name[: -len(suffix)] if suffix and name.endswith(suffix) and name != suffix else name
+
+
+def candidates(
+    hub: Hub,
+    *,
+    namespace: str,
+    suffix: str,
+    envs: Iterable[str] = (),
+    space_ids: Iterable[str] = (),
+) -> list[str]:
+    """``space_ids`` plus ``<namespace>/<env><suffix>`` for each env; with neither, every Space
+    of ``namespace`` whose name ends with ``suffix`` (one listing)."""
+    chosen = [*space_ids, *(f"{namespace}/{env}{suffix}" for env in envs)]
+    if not chosen:
+        chosen = sorted(
+            s.id for s in hub.list_spaces(namespace, search=suffix) if s.id.endswith(suffix)
+        )
+    return list(dict.fromkeys(chosen))
+
+
+def step_body_of(probes: Iterable[Owned[Probe]]) -> Mapping[str, Any] | None:
+    """The body of the first plugin probe of ``/step`` that has one (the whole request body)."""
+    for owned in probes:
+        if owned.record.path == "/step" and owned.record.body is not None:
+            return owned.record.body
+    return None
+
+
+@dataclass(frozen=True)
+class DomainAttempt:
+    """One domain's probe."""
+
+    domain: str
+    stage: str
+    result: ProbeResult
+    seconds: float
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "domain": self.domain,
+            "stage": self.stage,
+            "outcome": self.result.outcome.value,
+            "reason": self.result.reason,
+            "our_error": self.result.our_error,
+            "seconds": round(self.seconds, 3),
+            "transcript": [
+                {
+                    "request": f"{e.method} {e.path}",
+                    "status": e.status,
+                    "body": e.body,
+                    "seconds": round(e.seconds, 3),
+                }
+                for e in self.result.transcript
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """The verdict on one candidate, the stage it reached, and every domain attempt."""
+
+    env: str
+    space_id: str
+    state: SpaceState
+    outcome: Outcome
+    reason: str
+    attempts: tuple[DomainAttempt, ...] = ()
+    probe_seconds: float = 0.0
+
+    @property
+    def success(self) -> bool:
+        return self.outcome is Outcome.PASS
+
+    @property
+    def our_error(self) -> bool:
+        """True when the verdict rests on a probe body the env rejected (fix the probe)."""
+        decisive = self.decisive
+        return decisive is not None and decisive.result.our_error
+
+    @property
+    def decisive(self) -> DomainAttempt | None:
+        """The attempt the outcome rests on: a pass, else the first inconclusive, else the last."""
+        for outcome in (Outcome.PASS, Outcome.INCONCLUSIVE):
+            found = next((a for a in self.attempts if a.result.outcome is outcome), None)
+            if found is not None:
+                return found
+        return self.attempts[-1] if self.attempts else None
+
+    @property
+    def ledger_status(self) -> Literal["done", "failed"]:
+        """PASS and FAIL are done; INCONCLUSIVE is "failed", so a rerun verifies again."""
+        return "failed" if self.outcome is Outcome.INCONCLUSIVE else "done"
+
+    @property
+    def verdict(self) -> Verdict:
+        return Verdict(self.env, self.space_id, self.outcome.value, self.state.sha, self.reason)
+
+    def as_json(self) -> dict[str, Any]:
+        decisive = self.decisive
+        return {
+            "space": self.space_id,
+            "space_id": self.space_id,
+            "env": self.env,
+            "stage": self.state.stage,
+            "domain": decisive.domain if decisive else None,
+            "runtime_error": self.state.error,
+            "checks": {
+                f"{e.method} {e.path}": e.status
+                for e in (decisive.result.transcript if decisive else ())
+            },
+            "success": self.success,
+            "domain_attempts": [a.as_json() for a in self.attempts],
+            "outcome": self.outcome.value,
+            "reason": self.reason,
+            "our_error": self.our_error,
+            "commit": self.state.sha,
+            "hardware": self.state.hardware,
+            "timings": {
+                "wait_s": round(self.state.seen_at, 3),
+                "probe_s": round(self.probe_seconds, 3),
+            },
+        }
+
+
+@dataclass(frozen=True)
+class ProbePlan:
+    """How one env is probed: its per-request timeout and a plugin's step body, if any."""
+
+    env: str
+    timeout: float
+    step_body: Mapping[str, Any] | None
+
+
+def verify_spaces(
+    hub: Hub,
+    space_ids: Sequence[str],
+    *,
+    suffix: str,
+    registry: PluginRegistry,
+    timeout: float = DEFAULT_TIMEOUT,
+    wait: float = 600.0,
+    jobs: int = 4,
+    interval: float = 2.0,
+    tls: ssl.SSLContext | None = None,
+    on_update: Update | None = None,
+) -> list[VerifyResult]:
+    """Wait for each Space to be terminal, probe the ready ones, and return one result each,
+    in input order. ``timeout`` is per request; an env's plugin may ask for a longer one."""
+    plans = {sid: plan_for(registry, env_of(sid, suffix), timeout) for sid in space_ids}
+    context = tls or httpx.create_ssl_context()
+    headers = hub.auth_header()
+    notify = on_update or (lambda space_id, status: None)
+
+    def check(state: SpaceState) -> VerifyResult:
+        result = check_space(state, plans[state.space_id], headers=headers, tls=context)
+        notify(state.space_id, result.outcome.value)
+        return result
+
+    futures: dict[str, Future[VerifyResult]] = {}
+    states: Mapping[str, SpaceState] = {}
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for poll in watch(hub, list(plans), wait=wait, interval=interval):
+            states = poll.states
+            for space_id, state in states.items():
+                if space_id in futures:
+                    continue
+                if state.terminal:
+                    notify(space_id, "probing" if state.ready else state.stage or "missing")
+                    futures[space_id] = pool.submit(check, state)
+                else:
+                    notify(space_id, state.stage or "?")
+        return [
+            futures[sid].result() if sid in futures else _still_waiting(plan, states[sid], wait)
+            for sid, plan in plans.items()
+        ]
+
+
+def plan_for(registry: PluginRegistry, env: str, timeout: float) -> ProbePlan:
+    """``env``'s plan: ``timeout``, or its plugin's longer one for a slow env, and step body."""
+    slow = registry.profile(env).probe_timeout
+    return ProbePlan(env, max(timeout, slow or 0.0), step_body_of(registry.probes(env)))
+
+
+def _still_waiting(plan: ProbePlan, state: SpaceState, wait: float) -> VerifyResult:
+    reason = f"still {state.stage} after waiting {wait:g} s"
+    return VerifyResult(plan.env, state.space_id, state, Outcome.INCONCLUSIVE, reason)
+
+
+def check_space(
+    state: SpaceState, plan: ProbePlan, *, headers: Mapping[str, str], tls: ssl.SSLContext
+) -> VerifyResult:
+    """The verdict on one terminal Space: its failure, or the probes of its domains."""
+    if state.failed:
+        last_line = state.error_tail(1) or "no errorMessage"
+        reason = f"{state.stage or 'missing'}: {last_line}"
+        return VerifyResult(plan.env, state.space_id, state, Outcome.FAIL, reason)
+    domains = probe_targets(state.domains)
+    if not domains:
+        reason = f"{state.stage} but the runtime lists no domain"
+        return VerifyResult(plan.env, state.space_id, state, Outcome.INCONCLUSIVE, reason)
+    start = time.monotonic()
+    attempts = tuple(_attempt(domain, plan, headers, tls) for domain in domains)
+    outcome, reason = judge(attempts)
+    return VerifyResult(
+        plan.env, state.space_id, state, outcome, reason, attempts, time.monotonic() - start
+    )
+
+
+def probe_targets(domains: Sequence[Domain]) -> tuple[Domain, ...]:
+    """The READY domains, or every domain when none is READY."""
+    return tuple(d for d in domains if d.stage == "READY") or tuple(domains)
+
+
+def _attempt(
+    domain: Domain, plan: ProbePlan, headers: Mapping[str, str], tls: ssl.SSLContext
+) -> DomainAttempt:
+    start = time.monotonic()
+    result = probe_base_url(
+        f"https://{domain.name}",
+        timeout=plan.timeout,
+        step_body=plan.step_body,
+        headers=headers,
+        verify=tls,
+    )
+    return DomainAttempt(domain.name, domain.stage, result, time.monotonic() - start)
+
+
+def judge(attempts: Sequence[DomainAttempt]) -> tuple[Outcome, str]:
+    """PASS when any domain passed; else INCONCLUSIVE when any was; else FAIL."""
+    passed = next((a for a in attempts if a.result.outcome is Outcome.PASS), None)
+    if passed is not None:
+        return Outcome.PASS, f"{passed.domain}: {passed.result.reason}"
+    inconclusive = any(a.result.outcome is Outcome.INCONCLUSIVE for a in attempts)
+    reason = "; ".join(f"{a.domain}: {a.result.reason}" for a in attempts)
+    return (Outcome.INCONCLUSIVE if inconclusive else Outcome.FAIL), reason

@@ -1,0 +1,55 @@
+"""The versioned collection: reuse by title or alias slug, metadata re-synced, explicit items."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from releaselib.collection import GLOBAL_TITLE, description, sync_collection
+from tests.release_world import make_release, writes
+
+ENVS = {"echo_env": ("PASS", ">=0.2.0"), "textarena_env": ("PASS", ">=0.2.0"), "broken_env": ("FAIL", None)}
+TITLE = "OpenEnv Environment Hub 0.2.2"
+
+
+def test_an_existing_collection_is_reused_by_title_and_its_metadata_resynced(localhub, tmp_path: Path) -> None:
+    release = make_release(localhub, tmp_path, ENVS, canonicals=())
+    old = release.api.create_collection(TITLE, namespace="openenv", private=False, description="draft")
+    release.api.add_collection_item(old.slug, "openenv/echo_env-0.2.2", "space")
+    (synced,) = sync_collection(release.hub, release.config, release.verdicts, release.registry)
+    assert (synced.slug, synced.created, synced.metadata) == (old.slug, False, ("private", "description"))
+    assert synced.present == ("openenv/echo_env-0.2.2",) and synced.added == ("openenv/textarena_env-0.2.2",)
+    collection = release.api.get_collection(old.slug)
+    assert collection.private is True and collection.description == description(release.config)
+    assert [i.item_id for i in collection.items] == ["openenv/echo_env-0.2.2", "openenv/textarena_env-0.2.2"]
+
+
+def test_an_alias_slug_resolves_to_the_canonical_slug_and_space_ids_are_explicit(localhub, tmp_path: Path) -> None:
+    release = make_release(localhub, tmp_path, ENVS, canonicals=())
+    other = release.api.create_collection("Renamed", namespace="openenv", private=True)
+    alias = "openenv/old-title-" + other.slug.rpartition("-")[2]
+    wanted = ["openenv/echo_env-0.2.2", "openenv/broken_env-0.2.2", "openenv/nope-0.2.2"]
+    (synced,) = sync_collection(release.hub, release.config, release.verdicts, release.registry, space_ids=wanted, slug=alias)
+    assert synced.slug == other.slug and synced.added == ("openenv/echo_env-0.2.2",)
+    assert dict(synced.skipped) == {
+        "openenv/nope-0.2.2": "no verdict for it in this release",
+        "openenv/broken_env-0.2.2": "FAIL: POST /reset answered 500",
+    }
+    assert [i.item_id for i in release.api.get_collection(other.slug).items] == ["openenv/echo_env-0.2.2"]
+
+
+def test_dry_run_prints_a_synthetic_slug_and_writes_nothing(localhub, tmp_path: Path) -> None:
+    release = make_release(localhub, tmp_path, ENVS, canonicals=())
+    (plan,) = sync_collection(release.hub, release.config, release.verdicts, release.registry, dry_run=True)
+    assert plan.slug == "openenv/openenv-environment-hub-0-2-2-dry-run" and plan.created
+    assert plan.added == ("openenv/echo_env-0.2.2", "openenv/textarena_env-0.2.2")
+    assert writes(localhub) == {} and list(release.api.list_collections(owner="openenv")) == []
+
+
+def test_the_global_collection_gets_the_canonicals_only_when_asked(localhub, tmp_path: Path) -> None:
+    release = make_release(localhub, tmp_path, ENVS, canonicals=("openenv/echo_env", "openenv/sudoku", "openenv/broken_env"))
+    versioned, global_ = sync_collection(release.hub, release.config, release.verdicts, release.registry, include_global=True)
+    assert global_.title == GLOBAL_TITLE and global_.added == ("openenv/echo_env", "openenv/sudoku")
+    assert "openenv/echo_env" not in versioned.added
+    localhub.reset_counters()
+    _, again = sync_collection(release.hub, release.config, release.verdicts, release.registry, include_global=True)
+    assert not again.changed and writes(localhub) == {}

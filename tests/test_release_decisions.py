@@ -1,0 +1,130 @@
+"""The 5-env release: 3 PASS (one with two canonical targets), 1 FAIL, 1 INCONCLUSIVE.
+
+promote, collection, pin and cleanup each run twice; the second run changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from openenv_release.cli import program
+from releaselib.cleanup import cleanup
+from releaselib.collection import GLOBAL_TITLE, sync_collection
+from releaselib.ledger import Ledger
+from releaselib.pin_step import pin_envs
+from releaselib.promote import promote
+from tests.release_world import GOLDEN, make_release, writes
+
+PASSING = ("echo_env", "repl_env", "textarena_env")
+
+
+def test_a_five_env_release_end_to_end(localhub, tmp_path: Path) -> None:
+    release = make_release(localhub, tmp_path)
+    hub, config, verdicts, registry = release.hub, release.config, release.verdicts, release.registry
+    candidates = {env: release.candidate(env) for env in verdicts}
+    untouched = {s: release.head(s) for s in ("openenv/broken_env", "openenv/slow_env", "openenv/repl_env", "openenv/textarena_env")}
+
+    # promote: exactly the passes, both textarena targets with their own env var
+    promoted = promote(hub, config, verdicts, registry)
+    assert sorted((d.env, d.target) for d in promoted if d.status == "promoted") == [
+        ("echo_env", "openenv/echo_env"), ("repl_env", "openenv/repl"),
+        ("textarena_env", "openenv/sudoku"), ("textarena_env", "openenv/wordle"),
+    ]
+    held = {d.env: d.reason for d in promoted if d.status == "held"}
+    assert held == {"broken_env": "FAIL: POST /reset answered 500", "slow_env": "INCONCLUSIVE: POST /reset timed out after 20s"}
+    assert hub.variables("openenv/sudoku") == {"TEXTARENA_ENV_ID": "Sudoku-v0"}
+    assert hub.variables("openenv/wordle") == {"TEXTARENA_ENV_ID": "Wordle-v0"}
+
+    # collection: private, exactly the passing candidates; the global one untouched
+    (versioned,) = sync_collection(hub, config, verdicts, registry)
+    collection = release.api.get_collection(versioned.slug)
+    assert versioned.created and collection.title == "OpenEnv Environment Hub 0.2.2" and collection.private is True
+    assert sorted(i.item_id for i in collection.items) == sorted(candidates[e] for e in PASSING)
+    assert {item for item, _ in versioned.skipped} == {candidates["broken_env"], candidates["slow_env"]}
+    assert [c.title for c in release.api.list_collections(owner="openenv")] == [collection.title]
+
+    # pin: the failing env below the release, byte for byte; the old pin of a passing env lifted
+    pins = {d.env: d for d in pin_envs(hub, config, verdicts)}
+    pyproject = config.repo / "envs" / "broken_env" / "pyproject.toml"
+    assert pyproject.read_bytes() == (GOLDEN / "broken_env.pinned.toml").read_bytes()
+    assert pins["broken_env"].decision == "pin" and pins["broken_env"].changed
+    assert "+    'openenv[core] >= 0.2.0,<0.2.2'," in pins["broken_env"].result.diff
+    assert pins["repl_env"].decision == "lift" and pins["repl_env"].changed
+    assert '"openenv[core]>=0.2.0",' in (config.repo / "envs" / "repl_env" / "pyproject.toml").read_text()
+    assert pins["slow_env"].decision == "leave" and pins["slow_env"].reason.startswith("INCONCLUSIVE")
+    assert (config.repo / "envs" / "slow_env" / "pyproject.toml").read_text().count("<") == 0
+    assert not pins["echo_env"].changed and not pins["textarena_env"].changed
+
+    # cleanup: a plan without apply, then only the promoted candidates are archived
+    plan = {c.env: c for c in cleanup(hub, config, verdicts, registry, action="archive")}
+    assert {e for e, c in plan.items() if c.status == "planned"} == set(PASSING)
+    assert plan["broken_env"].status == plan["slow_env"].status == "kept"
+    assert all(hub.space(candidates[e]).stage != "PAUSED" for e in PASSING)
+    done = {c.env: c for c in cleanup(hub, config, verdicts, registry, action="archive", apply=True)}
+    assert {e for e, c in done.items() if c.status == "done"} == set(PASSING)
+    for env in verdicts:
+        space = hub.space(candidates[env])
+        assert space is not None and space.private is True
+        assert (space.stage == "PAUSED") == (env in PASSING)
+    assert all(hub.space(t).stage != "PAUSED" for t in ("openenv/echo_env", "openenv/repl", "openenv/sudoku", "openenv/wordle"))
+    assert {s: release.head(s) for s in untouched} == untouched
+
+    # every command again: nothing changes
+    localhub.reset_counters()
+    checkout = {p: p.read_bytes() for p in (config.repo / "envs").rglob("pyproject.toml")}
+    assert {d.status for d in promote(hub, config, verdicts, registry)} == {"current", "held"}
+    (again,) = sync_collection(hub, config, verdicts, registry)
+    assert again.slug == versioned.slug and not again.changed and len(again.present) == 3
+    assert not any(d.changed for d in pin_envs(hub, config, verdicts))
+    assert {c.status for c in cleanup(hub, config, verdicts, registry, action="archive", apply=True)} == {"clean", "kept"}
+    assert localhub.counters().commits == 0 and writes(localhub) == {}
+    assert {p: p.read_bytes() for p in checkout} == checkout
+    assert GLOBAL_TITLE not in [c.title for c in release.api.list_collections(owner="openenv")]
+
+
+def run_task(capsys, *argv: str) -> tuple[int, str]:
+    """Run the console script's Program in this process (imports are paid once): exit code, stdout."""
+    try:
+        program.run(["openenv-release", *argv])
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    return code, capsys.readouterr().out
+
+
+def test_the_tasks_read_verdicts_from_the_ledger_and_record_their_decisions(localhub, tmp_path: Path, monkeypatch, capsys) -> None:
+    release = make_release(localhub, tmp_path, {"echo_env": ("PASS", ">=0.2.0"), "broken_env": ("FAIL", None), "slow_env": ("INCONCLUSIVE", ">=0.2.0")}, canonicals=("openenv/echo_env",))
+    config, repo = release.config, release.config.repo
+    ledger = Ledger.load(tmp_path / "ledger.json", config.as_json())
+    for v in release.verdicts.values():  # as verify records them; INCONCLUSIVE is a failed step
+        ledger.record(v.env, "verify", status="failed" if v.outcome == "INCONCLUSIVE" else "done", space=v.space_id, outcome=v.outcome, commit=v.commit, reason=v.reason)
+    for key, value in {**localhub.client_env(), "OPENENV_RELEASE_REMOTE": str(tmp_path / "no-remote"), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}.items():
+        monkeypatch.setenv(key, value)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run(["git", *args], cwd=repo, check=True)
+    common = ("--repo", str(repo), "--ledger", str(tmp_path / "ledger.json"), "--version", "0.2.2")
+
+    code, stdout = run_task(capsys, "promote", *common, "--dry-run", "--json")
+    assert code == 0 and localhub.counters().commits == 0
+    assert {p["env"]: p["status"] for p in json.loads(stdout)["promotions"]} == {"broken_env": "held", "echo_env": "planned", "slow_env": "held"}
+    assert run_task(capsys, "promote", *common)[0] == 0 and localhub.counters().commits == 1
+    code, stdout = run_task(capsys, "collection", *common, "--json")
+    assert code == 0 and json.loads(stdout)["collections"][0]["added"] == ["openenv/echo_env-0.2.2"]
+    code, stdout = run_task(capsys, "pin", *common, "--commit")
+    assert code == 0 and "+    'openenv[core] >= 0.2.0,<0.2.2'," in stdout
+    log = subprocess.run(["git", "log", "--format=%s%n%b", "-1"], cwd=repo, capture_output=True, text=True, check=True).stdout
+    assert "Pinned below 0.2.2 (failed): broken_env" in log
+    assert run_task(capsys, "cleanup", *common, "--archive")[0] == 0 and release.hub.space("openenv/echo_env-0.2.2").stage != "PAUSED"
+    assert run_task(capsys, "cleanup", *common, "--archive", "--yes")[0] == 0
+    assert release.hub.space("openenv/echo_env-0.2.2").stage == "PAUSED"
+    assert run_task(capsys, "cleanup", *common, "--archive", "--delete")[0] == 2
+
+    entries = {e: Ledger.load(tmp_path / "ledger.json", config.as_json()).env(e) for e in ("echo_env", "broken_env", "slow_env")}
+    assert entries["echo_env"].get("promote").data["decision"] == "promoted"
+    assert entries["slow_env"].get("promote").data["reason"].startswith("openenv/slow_env: INCONCLUSIVE")
+    assert entries["echo_env"].get("collection").data["added"] is True
+    assert entries["broken_env"].get("pin").data["decision"] == "pinned"
+    assert entries["echo_env"].get("cleanup").data["action"] == "archive"
+    assert entries["broken_env"].get("cleanup") is None

@@ -1,0 +1,258 @@
+"""verify against the embedded Hub, with the example envs running as real openenv-core servers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import ssl
+import subprocess
+import sys
+import time
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from releaselib.config import ReleaseConfig
+from releaselib.deploy import deploy_all
+from releaselib.hookspecs import hookimpl
+from releaselib.hub import Hub
+from releaselib.localhub import LocalHub, Scenario, SpaceBehaviour
+from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.probe import Outcome, probe_base_url
+from releaselib.records import Probe, StagedSpace
+from releaselib.retry import RetryPolicy
+from releaselib.stage import build_manifest, manifest_hash
+from releaselib.verify import VerifyResult, candidates, env_of, plan_for, verify_spaces
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "envs"
+FAST = RetryPolicy(attempts=4, base=0.01, cap=0.05)
+SUFFIX = "-0.2.2"
+STEP_RAISES = (
+    "from models import EchoAction, EchoObservation\n"
+    "from openenv.core.env_server.interfaces import Environment\n"
+    "from openenv.core.env_server.types import State\n\n\n"
+    "class EchoEnvironment(Environment):\n"
+    "    def reset(self, seed=None, episode_id=None, **kwargs):\n"
+    "        return EchoObservation(echoed='', reward=0.0, done=False)\n\n"
+    "    def step(self, action, timeout_s=None, **kwargs):\n"
+    "        raise RuntimeError('step is broken')\n\n"
+    "    @property\n"
+    "    def state(self):\n"
+    "        return State(episode_id='x', step_count=0)\n"
+)
+#: env name in the checkout -> the example it copies
+ENVS = {
+    "echo_env": "echo_env",
+    "broken_env": "broken_env",
+    "stepfail_env": "echo_env",
+    "mirror_env": "echo_env",
+    "slow_env": "slow_env",
+    "legacy_env": "legacy_env",
+}
+TWO_DOMAINS = SpaceBehaviour(repo="openenv/mirror_env-*", domains=2, first_domain_404=True)
+
+
+def space_tree(dest: Path, example: str) -> Path:
+    """A Space tree of an example env: its files, with the env's Dockerfile at the root."""
+    shutil.copytree(EXAMPLES / example, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copyfile(EXAMPLES / "echo_env" / "server" / "Dockerfile", dest / "Dockerfile")
+    return dest
+
+
+def staged_space(config: ReleaseConfig, env: str, tree: Path) -> StagedSpace:
+    manifest = build_manifest(tree)
+    return StagedSpace(env, config.space_id(env), tree, True, manifest, manifest_hash(manifest))
+
+
+def release_config(root: Path) -> ReleaseConfig:
+    return ReleaseConfig(
+        repo=root, version="0.2.2", ref="main", ref_reason="test", dist="openenv",
+        suffix=SUFFIX, staging_dir=root / "staging", jobs=8,
+    )
+
+
+def deploy_examples(hub: LocalHub, root: Path, envs: dict[str, str]) -> list[StagedSpace]:
+    """Deploy a Space tree per env (private candidates) the way a release does."""
+    config = release_config(root)
+    staged = [staged_space(config, env, space_tree(root / "staging" / env, example)) for env, example in envs.items()]
+    step = root / "staging" / "stepfail_env" / "server" / "echo_environment.py"
+    if step.exists():
+        step.write_text(STEP_RAISES)
+        staged = [staged_space(config, s.env, s.staged_dir) for s in staged]
+    deployed = deploy_all(connect(hub), config, staged)
+    assert all(d.ok for d in deployed), [d.error for d in deployed]
+    return staged
+
+
+def registry() -> PluginRegistry:
+    return PluginRegistry(get_plugin_manager(entry_points=False))
+
+
+def connect(hub: LocalHub) -> Hub:
+    return Hub.connect(hub.endpoint, token=hub.token, policy=FAST)
+
+
+def tls(hub: LocalHub) -> ssl.SSLContext:
+    return ssl.create_default_context(cafile=str(hub.ca_bundle))
+
+
+def verify(hub: LocalHub, *envs: str, plugins: PluginRegistry | None = None, **options: Any) -> dict[str, VerifyResult]:
+    settings: dict[str, Any] = {"timeout": 30.0, "wait": 120.0, "interval": 0.2, "jobs": 8} | options
+    results = verify_spaces(
+        connect(hub), [f"openenv/{e}{SUFFIX}" for e in envs], suffix=SUFFIX,
+        registry=plugins or registry(), tls=tls(hub), **settings,
+    )
+    return {r.env: r for r in results}
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
+    """One Hub for the module, with every example env deployed and started once."""
+    root = tmp_path_factory.mktemp("verify")
+    with LocalHub(root / "hub", scenario=Scenario(spaces=(TWO_DOMAINS,))) as running:
+        deploy_examples(running, root, ENVS)
+        yield running
+
+
+def test_a_healthy_env_passes_with_reset_and_a_schema_derived_step(hub: LocalHub) -> None:
+    result = verify(hub, "echo_env")["echo_env"]
+    assert result.outcome is Outcome.PASS and result.success, result.reason
+    attempt = result.attempts[0]
+    requests = [(e.method, e.path, e.status) for e in attempt.result.transcript]
+    assert requests == [("GET", "/health", 200), ("POST", "/reset", 200), ("GET", "/schema", 200), ("POST", "/step", 200)]
+    assert result.verdict.outcome == "PASS" and result.verdict.commit == result.state.sha
+    assert result.verdict.commit and len(result.verdict.commit) == 40
+
+
+def test_health_200_with_reset_500_fails(hub: LocalHub) -> None:
+    result = verify(hub, "broken_env")["broken_env"]
+    transcript = result.attempts[0].result.transcript
+    assert transcript[0].status == 200  # /health was fine
+    assert result.outcome is Outcome.FAIL and "POST /reset answered 500" in result.reason
+
+
+def test_reset_fine_but_step_500_fails(hub: LocalHub) -> None:
+    result = verify(hub, "stepfail_env")["stepfail_env"]
+    assert result.outcome is Outcome.FAIL and "POST /step answered 500" in result.reason
+    assert result.as_json()["checks"]["POST /reset"] == 200
+
+
+def test_first_domain_404_and_second_fine_passes_with_both_attempts(hub: LocalHub) -> None:
+    result = verify(hub, "mirror_env")["mirror_env"]
+    assert result.outcome is Outcome.PASS
+    first, second = result.attempts
+    assert first.result.outcome is Outcome.FAIL and "404" in first.result.reason
+    assert second.result.outcome is Outcome.PASS
+    data = result.as_json()
+    assert data["domain"] == second.domain and len(data["domain_attempts"]) == 2
+
+
+def test_a_private_space_passes_because_the_token_is_sent(hub: LocalHub) -> None:
+    result = verify(hub, "echo_env")["echo_env"]
+    assert result.outcome is Outcome.PASS
+    url = f"https://{result.attempts[0].domain}"
+    assert httpx.get(f"{url}/health", verify=tls(hub)).status_code == 404
+    anonymous = probe_base_url(url, timeout=10, verify=tls(hub))
+    assert anonymous.outcome is Outcome.FAIL and "404" in anonymous.reason
+
+
+def test_a_reset_slower_than_the_timeout_is_inconclusive(hub: LocalHub) -> None:
+    result = verify(hub, "slow_env", timeout=1.0)["slow_env"]
+    assert result.outcome is Outcome.INCONCLUSIVE and "timed out" in result.reason
+    assert result.attempts[0].result.transcript[-1].status is None
+
+
+def test_schema_derived_steps_are_accepted_for_three_action_shapes(hub: LocalHub) -> None:
+    """echo's action is a plain required string; legacy's an enum and a nested model."""
+    results = verify(hub, "legacy_env", "echo_env")
+    answers = {}
+    for env, result in results.items():
+        assert result.outcome is Outcome.PASS, (env, result.reason)
+        step = result.attempts[0].result.transcript[-1]
+        assert (step.path, step.status) == ("/step", 200)
+        answers[env] = step.body
+    assert '"position":-1' in answers["legacy_env"]  # move "left" (first enum value), target.x 0
+    assert '"echoed":""' in answers["echo_env"]  # the minimal string
+
+
+def test_a_plugin_step_body_replaces_the_derived_one(hub: LocalHub) -> None:
+    module = types.ModuleType("echo_probe_plugin")
+    body = {"action": {"message": "from the plugin"}}
+    module.openenv_release_probes = hookimpl(  # type: ignore[attr-defined]
+        lambda env: (Probe("echo-step", "POST", "/step", body),) if env == "echo_env" else ()
+    )
+    sys.modules[module.__name__] = module
+    try:
+        plugins = PluginRegistry(get_plugin_manager([module.__name__], entry_points=False, disabled=()))
+        result = verify(hub, "echo_env", plugins=plugins)["echo_env"]
+    finally:
+        sys.modules.pop(module.__name__)
+    paths = [e.path for e in result.attempts[0].result.transcript]
+    assert result.outcome is Outcome.PASS and "/schema" not in paths
+    assert "from the plugin" in result.attempts[0].result.transcript[-1].body
+
+
+def test_concurrent_probes_take_about_the_slowest_space(hub: LocalHub) -> None:
+    envs = ("echo_env", "broken_env", "stepfail_env", "mirror_env", "legacy_env")
+    verify(hub, *envs)  # every Space is up
+    hub.reset_counters()
+    start = time.monotonic()
+    results = verify(hub, *envs)
+    wall = time.monotonic() - start
+    assert wall < sum(r.probe_seconds for r in results.values())
+    assert max(r.probe_seconds for r in results.values()) > wall * 0.3
+    assert hub.counters().by_endpoint.get("list_repos") == 1  # one listing for five Spaces
+    assert [r.env for r in results.values()] == list(envs)
+
+
+def test_json_holds_the_upstream_fields_outcome_and_timings(hub: LocalHub) -> None:
+    data = verify(hub, "broken_env")["broken_env"].as_json()
+    upstream = {"space", "stage", "domain", "runtime_error", "checks", "success", "domain_attempts"}
+    assert upstream | {"outcome", "timings"} <= set(data)
+    assert data["space"] == "openenv/broken_env-0.2.2" and data["success"] is False
+    assert data["stage"] == "RUNNING" and data["outcome"] == "FAIL"
+    attempt = data["domain_attempts"][0]
+    assert attempt["transcript"][1] == {**attempt["transcript"][1], "request": "POST /reset", "status": 500}
+    assert set(data["timings"]) == {"wait_s", "probe_s"}
+
+
+def test_candidates_are_the_suffixed_spaces_of_the_namespace(hub: LocalHub) -> None:
+    found = candidates(connect(hub), namespace="openenv", suffix=SUFFIX)
+    assert found == sorted(f"openenv/{e}{SUFFIX}" for e in ENVS)
+    chosen = candidates(connect(hub), namespace="openenv", suffix=SUFFIX, envs=["echo_env"], space_ids=["acme/x"])
+    assert chosen == ["acme/x", "openenv/echo_env-0.2.2"]
+
+
+def test_a_missing_space_fails_without_waiting(hub: LocalHub) -> None:
+    start = time.monotonic()
+    result = verify(hub, "nope_env")["nope_env"]
+    assert result.outcome is Outcome.FAIL and "not found" in result.reason
+    assert time.monotonic() - start < 5
+
+
+def test_env_names_and_slow_env_timeouts() -> None:
+    assert env_of("openenv/echo_env-0.2.2", SUFFIX) == "echo_env"
+    assert env_of("acme/other", SUFFIX) == "other"
+    assert plan_for(registry(), "git_env", 20.0).timeout == 120.0
+    assert plan_for(registry(), "echo_env", 20.0).timeout == 20.0
+
+
+def test_the_verify_task_prints_json_records_the_ledger_and_exits_1_on_a_fail(hub: LocalHub, tmp_path: Path) -> None:
+    checkout = tmp_path / "OpenEnv"
+    (checkout / "envs").mkdir(parents=True)
+    (checkout / "pyproject.toml").write_text('[project]\nname = "openenv"\nversion = "0.2.2"\n')
+    ledger = tmp_path / "ledger.json"
+    env = {**hub.client_env(), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OPENENV_RELEASE_REMOTE": str(tmp_path / "none")}
+    code = "from openenv_release.cli import main; main()"
+    args = ["verify", "--repo", str(checkout), "--env", "echo_env", "--env", "broken_env", "--wait", "60", "--ledger", str(ledger), "--json"]
+    done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    outcomes = {entry["env"]: entry["outcome"] for entry in json.loads(done.stdout)}
+    assert outcomes == {"echo_env": "PASS", "broken_env": "FAIL"}
+    recorded = json.loads(ledger.read_text())["envs"]
+    assert recorded["echo_env"]["verify"]["outcome"] == "PASS" and recorded["echo_env"]["verify"]["status"] == "done"
+    assert hub.token not in done.stdout + done.stderr + ledger.read_text()
