@@ -82,3 +82,9 @@ def staged_docker(session: nox.Session) -> None:
     except EngineUnavailable as exc:
         session.skip(exc.one_line())
     session.run(*STAGED_CHECKS, "docker", *staged_args(session), external=True)
+
+
+@nox.session(python=False, default=False)
+def bench(session: nox.Session) -> None:
+    """Every benchmark under bench/: one table, figures written to bench/results.json."""
+    session.run(sys.executable, "bench/run_all.py")

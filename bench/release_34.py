@@ -1,0 +1,72 @@
+"""Benchmark: a whole release of the 34-env corpus against the embedded Hub; peak memory and time.
+
+Run: ``python bench/release_34.py [--json PATH]``. Needs ../shared/openenv-snapshot. The corpus
+holds no env code, so every candidate ends in RUNTIME_ERROR and is pinned: the run exercises
+stage, deploy, wait, verify, promote, collection, pin and report for 34 envs. Peak memory is
+this process's maximum resident set (the tool and the embedded Hub together; the Space
+processes are children and not counted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from releaselib.discover import discover_envs, select_envs  # noqa: E402
+from releaselib.hub import Hub  # noqa: E402
+from releaselib.ledger import Ledger, default_path  # noqa: E402
+from releaselib.localhub import LocalHub  # noqa: E402
+from releaselib.options import Options, build_config  # noqa: E402
+from releaselib.plugins import PluginRegistry, get_plugin_manager  # noqa: E402
+from releaselib.release import Release, ReleaseOptions, release_key  # noqa: E402
+from tests.corpus import SNAPSHOT, materialise  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    if not (SNAPSHOT / "envs").is_dir():
+        print(f"skip: no corpus at {SNAPSHOT}")
+        return 0
+    with tempfile.TemporaryDirectory() as tmp, LocalHub(Path(tmp) / "hub") as local:
+        checkout = materialise(Path(tmp) / "checkout")
+        config, resolution = build_config(Options(
+            repo=str(checkout), version="0.2.2", staging_dir=str(Path(tmp) / "staging"),
+            remote=str(Path(tmp) / "no-remote"), hub_endpoint=local.endpoint,
+        ))
+        hub = Hub.connect(local.endpoint, token=local.token)
+        ledger = Ledger.load(default_path(config), release_key(config))
+        options = ReleaseOptions(timeout=5.0, wait=600.0, interval=1.0)
+        start = time.perf_counter()
+        run = Release(config, resolution, hub, PluginRegistry(get_plugin_manager()), ledger,
+                      options).run(select_envs(discover_envs(checkout), []))
+        seconds = time.perf_counter() - start
+        requests = local.counters().requests
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    outcomes = Counter(e["outcome"] for e in run.report["envs"])
+    result = {
+        "envs": len(run.report["envs"]),
+        "outcomes": dict(outcomes),
+        "wall_s": round(seconds, 1),
+        "hub_requests": requests,
+        "peak_rss_mib": round(peak_mib, 1),
+    }
+    print(f"{'envs':>5} {'wall s':>7} {'hub req':>8} {'peak RSS MiB':>13}  outcomes")
+    print(f"{result['envs']:>5} {result['wall_s']:>7} {requests:>8} {result['peak_rss_mib']:>13}  "
+          f"{dict(outcomes)}")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
