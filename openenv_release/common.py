@@ -39,6 +39,7 @@ FLAG_HELP = {
     "wait": "seconds to wait for Spaces to build before calling them INCONCLUSIVE",
     "create_missing": "create canonical Spaces that do not exist yet",
     "commit_pins": "commit the pins in the checkout (one commit listing the envs)",
+    "scenario": "a YAML/JSON scenario that makes the embedded Hub misbehave (faults, stuck builds)",
     "keep": "the rehearsal's folder (checkout, staging, ledger, briefing; default: a new temp dir)",
 }
 

@@ -17,6 +17,7 @@ from releaselib.config import RefResolution, ReleaseConfig
 from releaselib.discover import discover_envs, select_envs
 from releaselib.hub import Hub
 from releaselib.ledger import Ledger, default_path
+from releaselib.localhub import Scenario
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.rehearse import rehearse as run_rehearsal
@@ -162,13 +163,16 @@ def report(
             print(f"briefing: {markdown}\njson: {as_json}")
 
 
-@task(help=helps("keep", "json"))
-def rehearse(c: Context, keep: str | None = None, json: bool = False) -> None:
+@task(help=helps("keep", "scenario", "json"))
+def rehearse(
+    c: Context, keep: str | None = None, scenario: str | None = None, json: bool = False
+) -> None:
     """A whole release of the bundled examples/ against the embedded Hub: no account, no network."""
     with reported():
         console = consoles(json)
         workdir = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="openenv-rehearsal-")) / "r"
-        result = run_rehearsal(workdir, on_event=console.print)
+        faults = Scenario.load(Path(scenario)) if scenario else None
+        result = run_rehearsal(workdir, scenario=faults, on_event=console.print)
         if json:
             print(jsonlib.dumps(result.report, indent=2))
         else:

@@ -32,8 +32,8 @@ from huggingface_hub.errors import (
     LocalEntryNotFoundError,
     RepositoryNotFoundError,
 )
-from huggingface_hub.utils.tqdm import tqdm as hf_tqdm
 from huggingface_hub.utils._http import hf_request_event_hook
+from huggingface_hub.utils.tqdm import tqdm as hf_tqdm
 
 from releaselib.errors import AuthError, HubError
 from releaselib.retry import RETRY_STATUSES, RetryingTransport, RetryPolicy
@@ -354,3 +354,8 @@ class Hub:
     def add_to_collection(self, slug: str, space_id: str, *, note: str | None = None) -> None:
         with hub_call(f"collection {slug}"):
             self.api.add_collection_item(slug, space_id, "space", note=note, exists_ok=True)
+
+    def commit_count(self, space_id: str) -> int:
+        """How many commits the Space's main branch has."""
+        with hub_call(space_id):
+            return len(self.api.list_repo_commits(space_id, repo_type="space"))

@@ -18,7 +18,7 @@ from typing import Any
 from releaselib.discover import discover_envs, select_envs
 from releaselib.hub import Hub
 from releaselib.ledger import Ledger, default_path
-from releaselib.localhub import LocalHub
+from releaselib.localhub import LocalHub, Scenario
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.release import Event, Release, ReleaseOptions, release_key
@@ -45,6 +45,8 @@ class Rehearsal:
     board: list[Row]
     briefing: Path | None
     mismatches: list[str]
+    commits: dict[str, int]  # Space id -> commits on main
+    statuses: dict[str, int]  # HTTP status -> how many times the embedded Hub answered it
 
     @property
     def ok(self) -> bool:
@@ -90,10 +92,13 @@ def mismatches(report: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def rehearse(workdir: Path, *, on_event: Event = lambda line: None) -> Rehearsal:
-    """Run the rehearsal in ``workdir`` (which must not exist yet) and report how it ended."""
+def rehearse(
+    workdir: Path, *, scenario: Scenario | None = None, on_event: Event = lambda line: None
+) -> Rehearsal:
+    """Run the rehearsal in ``workdir`` (which must not exist yet) and report how it ended;
+    ``scenario`` makes the embedded Hub misbehave (the outcome must not change)."""
     checkout = copy_checkout(examples_dir(), workdir / "OpenEnv")
-    with LocalHub(workdir / "hub", user=NAMESPACE) as local:
+    with LocalHub(workdir / "hub", user=NAMESPACE, scenario=scenario) as local:
         on_event(f"embedded Hub at {local.endpoint}")
         config, resolution = build_config(
             Options(
@@ -113,5 +118,10 @@ def rehearse(workdir: Path, *, on_event: Event = lambda line: None) -> Rehearsal
         options = ReleaseOptions(timeout=PROBE_TIMEOUT, wait=300.0, interval=0.5, tls=tls)
         specs = select_envs(discover_envs(checkout), [])
         result = Release(config, resolution, hub, registry, ledger, options, on_event).run(specs)
-        rows = board(ledger, runtimes_of(hub.list_spaces(NAMESPACE)))
-    return Rehearsal(result.report, rows, result.briefing, mismatches(result.report))
+        spaces = hub.list_spaces(NAMESPACE)
+        rows = board(ledger, runtimes_of(spaces))
+        commits = {s.id: hub.commit_count(s.id) for s in spaces}
+        statuses = dict(local.counters().by_status)
+    return Rehearsal(
+        result.report, rows, result.briefing, mismatches(result.report), commits, statuses
+    )
