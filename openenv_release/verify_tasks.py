@@ -1,8 +1,4 @@
-"""The ``verify`` and ``recover`` tasks: flags in, releaselib.verify/runtime called, results out.
-
-openenv_release.tasks imports this module to add the tasks to its collection, so its helpers
-(``reported``, ``consoles``, ``release_config``) are imported when a task runs, not at import.
-"""
+"""The ``verify`` and ``recover`` tasks: flags in, releaselib.verify/runtime called, results out."""
 
 from __future__ import annotations
 
@@ -20,6 +16,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from openenv_release.common import consoles, release_config, reported
 from releaselib import console as out
 from releaselib.config import ReleaseConfig
 from releaselib.discover import discover_envs, select_envs
@@ -83,13 +80,13 @@ def progress(console: Console, space_ids: Sequence[str]) -> Iterator[Any]:
 
 def print_results(console: Console, results: Sequence[VerifyResult]) -> None:
     table = Table(title="verify")
-    for column in ("env", "space", "stage", "domain", "outcome", "wait s", "probe s", "reason"):
+    for column in ("space", "stage", "domain", "outcome", "wait s", "probe s", "reason"):
         table.add_column(column, overflow="fold")
     for r in results:
         data = r.as_json()
         colour = COLOURS[r.outcome.value]
         table.add_row(
-            r.env, r.space_id, r.state.stage or "-", data["domain"] or "-",
+            r.space_id, r.state.stage or "-", data["domain"] or "-",
             f"[{colour}]{r.outcome.value}[/]", f"{r.state.seen_at:.1f}",
             f"{r.probe_seconds:.1f}", r.reason,
         )
@@ -142,8 +139,6 @@ def verify(
 ) -> None:
     """Wait for the candidate Spaces, then require reset and a schema-correct step on a READY
     domain of each; exit 1 if any FAILed."""
-    from openenv_release.common import consoles, release_config, reported
-
     with reported():
         options = Options(
             repo=repo, version=version, namespace=namespace, suffix=suffix, jobs=jobs,
@@ -196,7 +191,7 @@ def verify(
 )
 def recover(
     c: Context,
-    env: str,
+    env: str | None = None,
     repo: str | None = None,
     version: str | None = None,
     namespace: str | None = None,
@@ -213,9 +208,9 @@ def recover(
 ) -> None:
     """Triage one candidate: reboot a stale BUILD_ERROR or stuck start, recreate it if allowed,
     name a known failure; then verify it. Exit 1 unless it passes."""
-    from openenv_release.common import consoles, release_config, reported
-
     with reported():
+        if not env:
+            raise UsageError("recover needs --env NAME", remedy="e.g. --env echo_env")
         options = Options(
             repo=repo, version=version, namespace=namespace, suffix=suffix,
             staging_dir=staging_dir, hub_endpoint=hub_endpoint,

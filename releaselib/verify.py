@@ -132,11 +132,12 @@ class VerifyResult:
         return Verdict(self.env, self.space_id, self.outcome.value, self.state.sha, self.reason)
 
     def as_json(self) -> dict[str, Any]:
+        """The upstream verifier's fields plus outcome and timings (no ``env``: the ledger
+        records under the env's name)."""
         decisive = self.decisive
         return {
             "space": self.space_id,
             "space_id": self.space_id,
-            "env": self.env,
             "stage": self.state.stage,
             "domain": decisive.domain if decisive else None,
             "runtime_error": self.state.error,

@@ -251,8 +251,8 @@ def test_the_verify_task_prints_json_records_the_ledger_and_exits_1_on_a_fail(hu
     args = ["verify", "--repo", str(checkout), "--env", "echo_env", "--env", "broken_env", "--wait", "60", "--ledger", str(ledger), "--json"]
     done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
-    outcomes = {entry["env"]: entry["outcome"] for entry in json.loads(done.stdout)}
-    assert outcomes == {"echo_env": "PASS", "broken_env": "FAIL"}
+    outcomes = {entry["space"]: entry["outcome"] for entry in json.loads(done.stdout)}
+    assert outcomes == {"openenv/echo_env-0.2.2": "PASS", "openenv/broken_env-0.2.2": "FAIL"}
     recorded = json.loads(ledger.read_text())["envs"]
     assert recorded["echo_env"]["verify"]["outcome"] == "PASS" and recorded["echo_env"]["verify"]["status"] == "done"
     assert hub.token not in done.stdout + done.stderr + ledger.read_text()
