@@ -16,13 +16,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from releaselib.deploy import deploy_all  # noqa: E402
-from releaselib.discover import discover_envs, select_envs  # noqa: E402
-from releaselib.hub import Hub  # noqa: E402
-from releaselib.localhub import LocalHub  # noqa: E402
-from releaselib.options import Options, build_config  # noqa: E402
-from releaselib.plugins import PluginRegistry, get_plugin_manager  # noqa: E402
-from releaselib.stage import stage_envs  # noqa: E402
+from releaselib.deploy import deploy_all
+from releaselib.discover import discover_envs, select_envs
+from releaselib.hub import Hub
+from releaselib.localhub import LocalHub
+from releaselib.options import Options, build_config
+from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.stage import stage_envs
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

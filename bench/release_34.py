@@ -20,14 +20,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from releaselib.discover import discover_envs, select_envs  # noqa: E402
-from releaselib.hub import Hub  # noqa: E402
-from releaselib.ledger import Ledger, default_path  # noqa: E402
-from releaselib.localhub import LocalHub  # noqa: E402
-from releaselib.options import Options, build_config  # noqa: E402
-from releaselib.plugins import PluginRegistry, get_plugin_manager  # noqa: E402
-from releaselib.release import Release, ReleaseOptions, release_key  # noqa: E402
-from tests.corpus import SNAPSHOT, materialise  # noqa: E402
+from releaselib.discover import discover_envs, select_envs
+from releaselib.hub import Hub
+from releaselib.ledger import Ledger, default_path
+from releaselib.localhub import LocalHub
+from releaselib.options import Options, build_config
+from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.release import Release, ReleaseOptions, release_key
+from tests.corpus import SNAPSHOT, materialise
 
 
 def main() -> int:

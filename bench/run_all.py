@@ -39,7 +39,8 @@ def _flatten(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
     if isinstance(data, dict):
         out: list[tuple[str, Any]] = []
         for key, value in data.items():
-            out += _flatten(value, f"{prefix}{key}." if isinstance(value, dict) else f"{prefix}{key}")
+            nested = isinstance(value, dict)
+            out += _flatten(value, f"{prefix}{key}." if nested else f"{prefix}{key}")
         return out
     return [(prefix.rstrip("."), data)]
 

@@ -30,7 +30,13 @@ from releaselib.records import SPACE_ID
 from releaselib.runtime import Recovery
 from releaselib.runtime import recover as recover_space
 from releaselib.stage import stage_envs
-from releaselib.verify import DEFAULT_TIMEOUT, VerifyResult, candidates, verify_spaces
+from releaselib.verify import (
+    DEFAULT_TIMEOUT,
+    VerifyResult,
+    candidates,
+    record_result,
+    verify_spaces,
+)
 
 COLOURS = {"PASS": "green", "FAIL": "red", "INCONCLUSIVE": "yellow"}
 HELP = {
@@ -109,8 +115,7 @@ def print_recovery(console: Console, recovery: Recovery) -> None:
 def record(ledger: Ledger | None, result: VerifyResult, **extra: Any) -> None:
     """Record ``result`` as the env's verify step (its Verdict fields included)."""
     if ledger is not None:
-        data = {**result.as_json(), **extra}
-        ledger.record(result.env, "verify", status=result.ledger_status, **data)
+        record_result(ledger, result, **extra)
 
 
 def number(name: str, flag: str | None, configured: dict[str, Any], default: float) -> float:

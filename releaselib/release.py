@@ -28,7 +28,7 @@ from releaselib.records import EnvSpec, StagedSpace
 from releaselib.report import build_report, write_briefing
 from releaselib.stage import stage_env
 from releaselib.verdicts import from_ledger
-from releaselib.verify import VerifyResult, verify_spaces
+from releaselib.verify import record_result, verify_spaces
 
 STEPS = ("stage", "deploy", "verify", "promote", "collection", "pin", "report")
 
@@ -209,7 +209,7 @@ class Release:
             on_update=lambda space_id, status: None,
         )
         for result in results:
-            record_verification(self.ledger, result)
+            record_result(self.ledger, result)
             self.event(f"verified {result.env}: {result.outcome.value} ({result.reason})")
 
     def promote(self, envs: list[str]) -> None:
@@ -285,13 +285,3 @@ class Release:
             sha = pins.commit_pins(self.config.repo, results, version=self.config.version)
             self.event(f"pins committed: {sha}")
 
-
-def record_verification(ledger: Ledger, result: VerifyResult) -> None:
-    """Record a verify result: PASS and FAIL are done; INCONCLUSIVE is retried by a rerun."""
-    data = {k: v for k, v in result.as_json().items() if k != "env"}
-    ledger.record(
-        result.env,
-        "verify",
-        status="failed" if result.outcome.value == "INCONCLUSIVE" else "done",
-        **{**data, "space_id": result.space_id, "hardware": result.state.hardware},
-    )

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import httpx
 
 from releaselib.hub import Hub
+from releaselib.ledger import Ledger
 from releaselib.plugins import Owned, PluginRegistry
 from releaselib.probe import Outcome, ProbeResult, probe_base_url
 from releaselib.records import Probe, Verdict
@@ -270,3 +271,11 @@ def judge(attempts: Sequence[DomainAttempt]) -> tuple[Outcome, str]:
     inconclusive = any(a.result.outcome is Outcome.INCONCLUSIVE for a in attempts)
     reason = "; ".join(f"{a.domain}: {a.result.reason}" for a in attempts)
     return (Outcome.INCONCLUSIVE if inconclusive else Outcome.FAIL), reason
+
+
+def record_result(ledger: Ledger, result: VerifyResult, **extra: Any) -> None:
+    """Record ``result`` as the env's verify step (its Verdict fields included); an
+    INCONCLUSIVE one is recorded as failed, so a rerun verifies it again."""
+    ledger.record(
+        result.env, "verify", status=result.ledger_status, **{**result.as_json(), **extra}
+    )

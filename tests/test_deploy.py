@@ -59,7 +59,7 @@ def test_first_deploy_creates_private_docker_spaces_with_the_staged_files(localh
     results = release(localhub.endpoint, localhub.token, config)
     api = HfApi(endpoint=localhub.endpoint, token=localhub.token)
     assert localhub.counters().commits == 3
-    for env, d in results.items():
+    for d in results.values():
         assert d.ok and d.created and d.commit and not d.unchanged, d.error
         info = api.space_info(d.space_id)
         assert info.private is True and info.sdk == "docker"

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from huggingface_hub import HfApi
 
 from releaselib.rehearse import INTENDED, examples_dir, rehearse
 from tests.corpus import tree_digest

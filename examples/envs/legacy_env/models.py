@@ -1,13 +1,12 @@
 """Legacy env's action (an enum and a nested model) and observation."""
 
-from enum import Enum
-
-from pydantic import BaseModel
+from enum import StrEnum
 
 from openenv.core.env_server.types import Action, Observation
+from pydantic import BaseModel
 
 
-class Move(str, Enum):
+class Move(StrEnum):
     LEFT = "left"
     RIGHT = "right"
 

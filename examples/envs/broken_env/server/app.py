@@ -1,10 +1,9 @@
 """An env whose reset fails, as chat_env-0.2.2 and tbench2_env-0.2.2 did in a real sweep."""
 
+from models import BrokenAction, BrokenObservation
 from openenv.core.env_server import create_app
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import State
-
-from models import BrokenAction, BrokenObservation
 
 
 class BrokenEnvironment(Environment):

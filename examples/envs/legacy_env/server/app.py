@@ -1,10 +1,9 @@
 """A healthy env whose Dockerfile still uses the pre-0.2 layout (COPY src/core/)."""
 
+from models import LegacyAction, LegacyObservation, Move
 from openenv.core.env_server import create_app
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import State
-
-from models import LegacyAction, LegacyObservation, Move
 
 
 class LegacyEnvironment(Environment):

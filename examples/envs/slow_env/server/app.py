@@ -3,11 +3,10 @@
 import os
 import time
 
+from models import SlowAction, SlowObservation
 from openenv.core.env_server import create_app
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import State
-
-from models import SlowAction, SlowObservation
 
 RESET_SECONDS = float(os.environ.get("SLOW_ENV_RESET_SECONDS", "20"))
 

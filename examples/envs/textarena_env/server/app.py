@@ -2,11 +2,10 @@
 
 import os
 
+from models import TextArenaAction, TextArenaObservation
 from openenv.core.env_server import create_app
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import State
-
-from models import TextArenaAction, TextArenaObservation
 
 GAME = os.environ.get("TEXTARENA_ENV_ID", "Wordle-v0")
 
