@@ -62,7 +62,8 @@ def cleanup(
     results = []
     for env, group in groupby(plan, key=lambda p: p.env):
         decisions = list(group)
-        results.append(_clean_one(hub, config, env, decisions, action, apply))
+        passed = env in verdicts and verdicts[env].outcome == "PASS"
+        results.append(_clean_one(hub, config, env, decisions, action, apply, passed=passed))
     return results
 
 
@@ -70,13 +71,13 @@ def steps_for(space: RemoteSpace, action: Action) -> tuple[str, ...]:
     """What is left to do to ``space`` for ``action``."""
     if action == "delete":
         return ("delete",)
-    return (*(("make private",) if space.private is not True else ()),
-            *(("pause",) if space.stage != "PAUSED" else ()))
+    todo = {"make private": space.private is not True, "pause": space.stage != "PAUSED"}
+    return tuple(step for step, needed in todo.items() if needed)
 
 
 def _clean_one(
     hub: Hub, config: ReleaseConfig, env: str, decisions: list[Promotion], action: Action,
-    apply: bool,
+    apply: bool, *, passed: bool,
 ) -> Cleanup:
     candidate = decisions[0].candidate
     base = Cleanup(env, candidate, action, "kept")
@@ -86,12 +87,13 @@ def _clean_one(
     }:
         return replace(base, reason=f"{candidate} is not a version-suffixed candidate")
     space = hub.space(candidate)
-    if space is None:
+    if space is None and passed:
         return replace(base, status="clean", reason="the candidate no longer exists")
     pending = next((d for d in decisions if not d.done), None)
     if pending is not None:
         why = pending.reason or f"{pending.target} does not hold the candidate yet; run promote"
         return replace(base, reason=f"promotion into {pending.target} is not complete: {why}")
+    assert space is not None  # a complete promotion read the candidate's files
     steps = steps_for(space, action)
     if not steps:
         return replace(base, status="clean")

@@ -8,7 +8,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from releaselib.errors import UsageError
-from releaselib.records import EnvSpec
+from releaselib.records import EnvSpec, check_env_name
+
+CHECKOUT_REMEDY = "fix the checkout's pyproject.toml, or point --repo at an OpenEnv checkout"
 
 
 def is_openenv_checkout(path: Path) -> bool:
@@ -22,12 +24,12 @@ def checkout_project(repo: Path) -> tuple[str, str]:
     try:
         project = tomllib.loads(path.read_text(encoding="utf-8")).get("project", {})
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(
-            f"{path}: cannot read the version ({exc})", remedy="pass --version"
-        ) from exc
+        raise UsageError(f"{path}: not readable TOML ({exc})", remedy=CHECKOUT_REMEDY) from exc
+    if not isinstance(project, dict):
+        project = {}
     name, version = project.get("name"), project.get("version")
     if not isinstance(name, str) or not isinstance(version, str):
-        raise UsageError(f"{path}: no [project] name and version", remedy="pass --version")
+        raise UsageError(f"{path}: no [project] name and version", remedy=CHECKOUT_REMEDY)
     return name, version
 
 
@@ -57,6 +59,11 @@ def describe_env(env_dir: Path) -> EnvSpec:
         if missing
         else (f"{dockerfile.relative_to(env_dir)} and README.md" if dockerfile else "")
     )
+    try:
+        check_env_name(env_dir.name)
+    except ValueError as exc:  # never staged: its name would end up in Space ids and paths
+        missing.append("a valid name")
+        reason = f"{exc}; rename the directory"
     return EnvSpec(
         name=env_dir.name,
         path=env_dir,
@@ -82,10 +89,16 @@ def discover_envs(repo: Path) -> list[EnvSpec]:
 def select_envs(specs: Iterable[EnvSpec], names: Iterable[str]) -> list[EnvSpec]:
     """The specs named in ``names`` (all deployable ones when empty), in checkout order.
 
-    An unknown name is a UsageError listing the closest names.
+    A name that is not a valid env name, or an unknown one, is a UsageError naming ``--env``
+    (an unknown one with the closest names).
     """
     specs = list(specs)
     wanted = list(dict.fromkeys(names))
+    for name in wanted:
+        try:
+            check_env_name(name)
+        except ValueError as exc:
+            raise UsageError(f"--env {exc}", remedy="name a directory under envs/") from None
     if not wanted:
         return [s for s in specs if s.deployable]
     by_name = {s.name: s for s in specs}

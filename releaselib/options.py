@@ -21,6 +21,8 @@ from releaselib.shell import Runner
 from releaselib.shell import run as default_run
 
 ENV_PREFIX = "OPENENV_RELEASE_"
+#: The checkout's folders that staging reads (with the root pyproject.toml).
+STAGED_FROM = ("envs", "src")
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,39 @@ def check_namespace(flag: str, value: str) -> str:
     return value
 
 
+def check_jobs(value: object) -> int:
+    """``--jobs`` as a positive int (flags, variables and config files give strings)."""
+    try:
+        jobs = int(str(value))
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise UsageError(
+            f"--jobs {value!r} must be a whole number, at least 1", remedy="e.g. --jobs 4"
+        )
+    return jobs
+
+
+def check_staging_dir(staging: Path, repo: Path) -> Path:
+    """The resolved ``--staging-dir``; refused where staging would write into what it reads.
+
+    A folder of its own inside the checkout (the default ``./hf-staging`` when run from one) is
+    fine: staging reads only ``envs/``, ``src/`` and the root ``pyproject.toml``. The checkout
+    itself, a folder above it, or one inside ``envs/`` or ``src/`` is a UsageError.
+    """
+    staging = staging.expanduser().resolve()
+    if (
+        staging == repo
+        or repo.is_relative_to(staging)
+        or any(staging.is_relative_to(repo / part) for part in STAGED_FROM)
+    ):
+        raise UsageError(
+            f"--staging-dir {staging}: overlaps the checkout {repo} (staging never writes there)",
+            remedy="pick a folder outside envs/ and src/, e.g. ./hf-staging",
+        )
+    return staging
+
+
 def build_config(
     options: Options,
     configured: Mapping[str, Any] | None = None,
@@ -105,9 +140,7 @@ def build_config(
         "--namespace", str(pick("namespace", options.namespace, conf, cfg.DEFAULT_NAMESPACE))
     )
     private = pick("private", options.private, conf, True)
-    jobs = int(pick("jobs", options.jobs, conf, 4))
-    if jobs < 1:
-        raise UsageError(f"--jobs {jobs} must be at least 1", remedy="pass --jobs 4")
+    jobs = check_jobs(pick("jobs", options.jobs, conf, 4))
     release = cfg.ReleaseConfig(
         repo=repo,
         version=version,
@@ -125,9 +158,9 @@ def build_config(
         if isinstance(private, bool)
         else str(private).lower() in {"1", "true", "yes"},
         hub_tag=str(pick("hub_tag", options.hub_tag, conf, cfg.DEFAULT_HUB_TAG)),
-        staging_dir=Path(
-            str(pick("staging_dir", options.staging_dir, conf, "hf-staging"))
-        ).resolve(),
+        staging_dir=check_staging_dir(
+            Path(str(pick("staging_dir", options.staging_dir, conf, "hf-staging"))), repo
+        ),
         hub_endpoint=pick("hub_endpoint", options.hub_endpoint, conf)
         or os.environ.get("HF_ENDPOINT"),
         jobs=jobs,

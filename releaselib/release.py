@@ -22,6 +22,7 @@ from releaselib.deploy import deploy_one
 from releaselib.errors import UsageError
 from releaselib.hub import Hub
 from releaselib.ledger import Ledger
+from releaselib.pin_step import pin_envs
 from releaselib.plugins import PluginRegistry
 from releaselib.promote import promote
 from releaselib.records import EnvSpec, StagedSpace
@@ -265,23 +266,16 @@ class Release:
         self.event(f"collection {versioned.slug}: +{len(versioned.added)}")
 
     def pin(self, envs: list[str]) -> None:
-        verdicts = from_ledger(self.ledger)
-        results = []
-        for env in self.pending(envs, "pin", "verify"):
-            verdict = verdicts.get(env)
-            if verdict is None or verdict.outcome == "INCONCLUSIVE":
-                continue
-            if verdict.outcome == "FAIL":
-                result = pins.pin_env(self.config.repo, env, version=self.config.version)
-                decision = "pinned"
-            else:
-                result = pins.lift_env_pin(self.config.repo, env, version=self.config.version)
-                decision = "lifted" if result.changed else "unpinned"
-            results.append(result)
-            self.ledger.record(env, "pin", decision=decision, diff=result.diff, path=result.path)
-            if result.changed:
-                self.event(f"pin {env}: {decision}")
+        todo = self.pending(envs, "pin", "verify")
+        if not todo:
+            return
+        decisions = pin_envs(self.hub, self.config, from_ledger(self.ledger), envs=todo)
+        for d in decisions:
+            data = {k: v for k, v in d.as_json().items() if k != "env"}
+            self.ledger.record(d.env, "pin", status="failed" if d.error else "done", **data)
+            if d.changed or d.error:
+                self.event(f"pin {d.env}: {d.error or data['decision']}")
+        results = [d.result for d in decisions if d.result is not None]
         if self.options.commit_pins and any(r.changed for r in results):
             sha = pins.commit_pins(self.config.repo, results, version=self.config.version)
             self.event(f"pins committed: {sha}")
-

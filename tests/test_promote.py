@@ -90,7 +90,7 @@ def test_missing_canonicals_are_created_only_with_create_missing(localhub, tmp_p
 
 
 def test_dry_run_plans_without_writing(localhub, tmp_path: Path) -> None:
-    release = make_release(localhub, tmp_path)
+    release = make_release(localhub, tmp_path, {"textarena_env": ("PASS", ">=0.2.0")}, canonicals=("openenv/sudoku", "openenv/wordle"))
     plan = by_target(promote(release.hub, release.config, release.verdicts, release.registry, dry_run=True))
     sudoku = plan["openenv/sudoku"]
     assert sudoku.status == "planned" and sudoku.variables == ("TEXTARENA_ENV_ID",)

@@ -36,12 +36,14 @@ def localhub(tmp_path: Path) -> Iterator[LocalHub]:
 
 @pytest.fixture
 def localhub_factory(tmp_path: Path) -> Iterator[Callable[..., LocalHub]]:
-    """``make(scenario, page_size=...)`` starts a Hub; all are stopped after the test."""
+    """``make(scenario, page_size=..., token=...)`` starts a Hub; all are stopped after the test."""
     hubs: list[LocalHub] = []
 
-    def make(scenario: Scenario | None = None, *, page_size: int = 100) -> LocalHub:
+    def make(
+        scenario: Scenario | None = None, *, page_size: int = 100, token: str | None = None
+    ) -> LocalHub:
         state = tmp_path / f"localhub-{len(hubs)}"
-        hub = LocalHub(state, scenario=scenario, page_size=page_size)
+        hub = LocalHub(state, scenario=scenario, page_size=page_size, token=token)
         hubs.append(hub.start())
         return hub
 

@@ -33,7 +33,8 @@ class LocalHub:
     """A Hub API on ``http://127.0.0.1:<port>`` plus https Space domains, until ``stop()``.
 
     State (repos, commits, collections, the token) lives in ``state_dir`` and survives a restart;
-    without one, a temporary folder is used and removed on stop.
+    without one, a temporary folder is used and removed on stop. ``token`` sets the one token
+    the Hub accepts (default: the stored one, else a new ``hf_local_...``).
     """
 
     def __init__(
@@ -44,6 +45,7 @@ class LocalHub:
         port: int = 0,
         user: str = "openenv",
         page_size: int = 100,
+        token: str | None = None,
     ) -> None:
         self._owned_dir: Path | None = None
         if state_dir is None:
@@ -53,6 +55,7 @@ class LocalHub:
         self._port = port
         self._user = user
         self._page_size = page_size
+        self._token = token
         self.log = RequestLog()
         self._ready = threading.Event()
         self._failure: BaseException | None = None
@@ -136,7 +139,7 @@ class LocalHub:
         try:
             self._loop = asyncio.get_running_loop()
             self._stop = asyncio.Event()
-            store = HubStore(self.state_dir, user=self._user)
+            store = HubStore(self.state_dir, user=self._user, token=self._token)
             injector = FaultInjector(self.scenario.faults)
             runtimes = SpaceRuntimes(
                 store,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from releaselib.localhub.requestlog import RequestLog, RequestRecord
@@ -87,11 +87,16 @@ class TrafficMiddleware:
             await _drain(receive)
             log_drop()
             _drop_connection(raw_send)
-        elif fault.status is not None:
+        elif fault.status is not None or fault.body is not None:
             await _drain(receive)
             headers = {} if fault.retry_after is None else {"Retry-After": f"{fault.retry_after:g}"}
-            body = {"error": f"localhub scenario: injected {fault.status}"}
-            await JSONResponse(body, fault.status, headers)(scope, receive, send)
+            answer: Response
+            if fault.body is not None:
+                answer = Response(fault.body, fault.status or 200, headers, fault.content_type)
+            else:
+                body = {"error": f"localhub scenario: injected {fault.status}"}
+                answer = JSONResponse(body, fault.status, headers)
+            await answer(scope, receive, send)
         else:
             await self.app(scope, receive, send)
 

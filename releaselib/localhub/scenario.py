@@ -9,6 +9,8 @@ Example file::
         method: POST               # a method; unset keys match everything
         status: 429                # answer this status instead...
         retry_after: 0             # ...with this Retry-After header
+        body: "<html>...</html>"   # answer this body (status 200 unless given)...
+        content_type: text/html    # ...of this type, instead of a JSON error
         delay: 0.5                 # answer this many seconds late
         drop: false                # close the connection without answering
         count: 1                   # apply to the first N matching requests, or
@@ -42,13 +44,15 @@ _Record = TypeVar("_Record", "Fault", "SpaceBehaviour")
 
 @dataclass(frozen=True)
 class Fault:
-    """A misbehaviour for the requests it matches (``status``, ``delay`` and/or ``drop``)."""
+    """A misbehaviour for the requests it matches (``status``/``body``, ``delay``, ``drop``)."""
 
     endpoint: str | None = None
     path: str | None = None
     method: str | None = None
     status: int | None = None
     retry_after: float | None = None
+    body: str | None = None
+    content_type: str = "text/html"
     delay: float = 0.0
     drop: bool = False
     count: int | None = None

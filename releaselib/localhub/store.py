@@ -115,7 +115,8 @@ def _object_id() -> str:
 class HubStore:
     """Reads and writes the state directory; every write is atomic and under one lock."""
 
-    def __init__(self, root: Path, *, user: str) -> None:
+    def __init__(self, root: Path, *, user: str, token: str | None = None) -> None:
+        """``token``, when given, becomes the one token accepted (else the stored or a new one)."""
         self.root = root
         self.lock = threading.RLock()
         (root / "blobs").mkdir(parents=True, exist_ok=True)
@@ -124,7 +125,9 @@ class HubStore:
             identity = json.loads(identity_path.read_text())
         else:
             identity = {"user": user, "token": f"hf_local_{secrets.token_urlsafe(24)}"}
-            _write_json(identity_path, identity, private=True)
+        if token is not None:
+            identity["token"] = token
+        _write_json(identity_path, identity, private=True)
         self.user: str = identity["user"]
         self.token: str = identity["token"]
 

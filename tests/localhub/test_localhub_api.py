@@ -227,3 +227,15 @@ def test_state_survives_a_restart(tmp_path: Path, tmp_path_factory: pytest.TempP
         assert api.space_info(repo_id).sha == commit.oid
         assert api.get_collection(slug).title == "Kept"
         assert api.get_space_runtime(repo_id).stage == "SLEEPING"
+
+
+def test_a_configured_token_is_the_one_accepted(tmp_path: Path) -> None:
+    token = "hf_CANARYcanary0123456789abcdefghijklmnop"
+    with LocalHub(tmp_path / "state", token=token) as hub:
+        assert hub.token == token
+        assert HfApi(endpoint=hub.endpoint, token=token).whoami()["name"] == "openenv"
+        with pytest.raises(HfHubHTTPError) as caught:
+            HfApi(endpoint=hub.endpoint, token="hf_local_other").whoami()
+        assert caught.value.response.status_code == 401
+    with LocalHub(tmp_path / "state") as again:  # a restart keeps the configured token
+        assert again.token == token

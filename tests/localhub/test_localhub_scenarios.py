@@ -55,6 +55,19 @@ def test_dropped_connection_is_retried_by_paginated_calls(localhub_factory: Make
     assert hub.counters().by_status == {"200": 2, "dropped": 1}
 
 
+def test_a_fault_can_answer_an_html_body(localhub_factory: MakeHub) -> None:
+    page = "<html><body>Bad gateway</body></html>"
+    hub = localhub_factory(
+        Scenario(faults=(Fault(endpoint="whoami", body=page, content_type="text/html", count=1),))
+    )
+    answer = httpx.get(f"{hub.endpoint}/api/whoami-v2", headers={"authorization": f"Bearer {hub.token}"})
+    assert (answer.status_code, answer.text) == (200, page)
+    assert answer.headers["content-type"].startswith("text/html")
+    assert HfApi(endpoint=hub.endpoint, token=hub.token).whoami()["name"] == "openenv"
+    html_502 = Scenario.from_dict({"faults": [{"endpoint": "whoami", "status": 502, "body": page}]})
+    assert html_502.faults == (Fault(endpoint="whoami", status=502, body=page),)
+
+
 def test_slow_answers(localhub_factory: MakeHub) -> None:
     hub = localhub_factory(Scenario(faults=(Fault(endpoint="whoami", delay=0.5),)))
     api = HfApi(endpoint=hub.endpoint, token=hub.token)
