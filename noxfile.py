@@ -84,7 +84,7 @@ def staged_docker(session: nox.Session) -> None:
     session.run(*STAGED_CHECKS, "docker", *staged_args(session), external=True)
 
 
-@nox.session(python=False, default=False)
+@nox.session(venv_backend="none", default=False)
 def bench(session: nox.Session) -> None:
     """Every benchmark under bench/: one table, figures written to bench/results.json."""
     session.run(sys.executable, "bench/run_all.py")
