@@ -43,3 +43,15 @@ class AuthError(HubError):
     """No token, or the Hub rejected it."""
 
     exit_code = 4
+
+
+class LedgerError(ReleaseError):
+    """The ledger file cannot be used for this run."""
+
+
+class PinError(ReleaseError):
+    """A pin could not be written or committed."""
+
+
+class PromoteError(ReleaseError):
+    """A candidate's tree cannot be published as it is."""

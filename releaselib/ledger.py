@@ -19,8 +19,6 @@ import copy
 import json
 import os
 import re
-import stat
-import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -29,7 +27,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from releaselib.config import ReleaseConfig, space_suffix
-from releaselib.errors import ReleaseError
+from releaselib.errors import LedgerError
+from releaselib.files import write_atomic
 from releaselib.records import check_env_name
 
 SCHEMA = 1
@@ -41,10 +40,6 @@ _STAMPED = frozenset({"status", "at", "attempt"})
 _HF_TOKEN = re.compile(r"hf_[A-Za-z0-9]{30,}")
 
 Status = Literal["done", "failed"]
-
-
-class LedgerError(ReleaseError):
-    """The ledger file cannot be used for this run."""
 
 
 @dataclass(frozen=True)
@@ -190,31 +185,6 @@ class Ledger:
 def _write(path: Path, data: dict[str, Any]) -> None:
     text = json.dumps(data, indent=1, sort_keys=True) + "\n"
     write_atomic(path, text.encode("utf-8"))
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data``: temp file beside it, fsync, rename, fsync the directory.
-
-    An existing file keeps its permissions; a new one is private to the user (0600).
-    """
-    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
 
 
 def refuse_tokens(value: Any, *, where: str) -> None:

@@ -37,8 +37,8 @@ from packaging.version import InvalidVersion, Version
 from tomlkit.items import String
 
 from releaselib.edit import deps
-from releaselib.errors import ReleaseError
-from releaselib.ledger import write_atomic
+from releaselib.errors import PinError
+from releaselib.files import write_atomic
 from releaselib.records import Change, check_env_name
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
@@ -50,10 +50,6 @@ Rewriter = Callable[[str, Requirement, Version], tuple[str, str] | None]
 # The project name and extras as written, before the version spec, URL or marker.
 _HEAD = re.compile(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*(?:\s*\[[^\]]*\])?")
 _UNBOUNDED_BELOW = frozenset({"<", "<=", "!="})
-
-
-class PinError(ReleaseError):
-    """A pin could not be written or committed."""
 
 
 @dataclass(frozen=True)

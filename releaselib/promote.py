@@ -26,7 +26,7 @@ from typing import Any, Literal
 from releaselib.config import ReleaseConfig
 from releaselib.deploy import diff
 from releaselib.edit.readme import build_space_readme, find_client_class, read_app_port
-from releaselib.errors import AuthError, ReleaseError
+from releaselib.errors import AuthError, PromoteError, ReleaseError
 from releaselib.hub import Hub
 from releaselib.plugins import PluginRegistry
 from releaselib.records import StagedSpace, Verdict
@@ -34,10 +34,6 @@ from releaselib.stage import build_manifest
 from releaselib.verdicts import select, standing_pass
 
 Status = Literal["promoted", "current", "planned", "held", "failed"]
-
-
-class PromoteError(ReleaseError):
-    """A candidate's tree cannot be published as it is."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ from typing import Any
 import jinja2
 
 from releaselib.config import ReleaseConfig
-from releaselib.ledger import EnvEntry, Ledger, write_atomic
+from releaselib.files import write_atomic
+from releaselib.ledger import EnvEntry, Ledger
 
 
 @cache

@@ -17,14 +17,9 @@ from typing import Any
 import pytest
 
 from releaselib.config import ReleaseConfig
-from releaselib.ledger import (
-    SCHEMA,
-    STEPS,
-    Ledger,
-    LedgerError,
-    default_path,
-    write_atomic,
-)
+from releaselib.errors import LedgerError
+from releaselib.files import write_atomic
+from releaselib.ledger import SCHEMA, STEPS, Ledger, default_path
 
 RELEASE = {"namespace": "openenv", "version": "0.2.2", "suffix": "-0.2.2", "ref": "main"}
 CANARY = "canary-7f3e9b1c2d4a"

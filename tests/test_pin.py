@@ -21,9 +21,8 @@ import tomlkit
 from packaging.requirements import Requirement
 
 from releaselib.edit.deps import find_openenv_requirements
-from releaselib.errors import ReleaseError
+from releaselib.errors import PinError, ReleaseError
 from releaselib.pin import (
-    PinError,
     PinResult,
     commit_message,
     commit_pins,
