@@ -5,28 +5,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
-
-import jinja2
 
 from releaselib.config import ReleaseConfig
 from releaselib.files import write_atomic
 from releaselib.ledger import EnvEntry, Ledger
-
-
-@cache
-def templates() -> jinja2.Environment:
-    """The one jinja2 environment for reports (StrictUndefined: a missing value is an error)."""
-    root = resources.files("releaselib") / "templates"
-    return jinja2.Environment(
-        loader=jinja2.FunctionLoader(lambda name: (root / name).read_text(encoding="utf-8")),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
+from releaselib.render import render
 
 
 def data(entry: EnvEntry, step: str) -> Mapping[str, Any]:
@@ -129,7 +114,7 @@ def reproduce(config: ReleaseConfig, envs: Sequence[str]) -> list[str]:
 
 
 def render_briefing(report: Mapping[str, Any]) -> str:
-    return templates().get_template("briefing.md.j2").render(**report)
+    return render("briefing.md.j2", **report)
 
 
 def write_briefing(report: Mapping[str, Any], directory: Path, stem: str) -> tuple[Path, Path]:

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import ast
 import keyword
-from importlib import resources
 from pathlib import Path
-
-import jinja2
 
 from releaselib.errors import UsageError
 from releaselib.records import check_env_name
+from releaselib.render import render
 
 TUPLE = "BUILTIN_PLUGINS"
 FIRST = "releaselib.checks"
@@ -57,18 +55,6 @@ def check_plugin_name(env: str) -> str:
             "publish an outside plugin through the openenv_release entry point instead",
         )
     return env
-
-
-def render(template: str, **context: str) -> str:
-    """Render one of releaselib's packaged templates; a missing variable is an error."""
-    templates = resources.files("releaselib") / "templates"
-    environment = jinja2.Environment(
-        loader=jinja2.FunctionLoader(lambda name: (templates / name).read_text(encoding="utf-8")),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
-    return environment.get_template(template).render(**context)
 
 
 def register(init_text: str, module: str) -> str:

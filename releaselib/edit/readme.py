@@ -20,22 +20,20 @@ Metadata goes through huggingface_hub's own card classes (``SpaceCardData``, the
 from __future__ import annotations
 
 import ast
-import functools
 import re
 import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, TypeGuard
 
-import jinja2
 import yaml
 from huggingface_hub import SpaceCardData
 from huggingface_hub.repocard import REGEX_YAML_BLOCK
 
 from releaselib.errors import StageError
 from releaselib.records import SPACE_ID, Change
+from releaselib.render import render
 
 HUB_COLOURS = ("red", "yellow", "green", "blue", "indigo", "purple", "pink", "gray")
 DEFAULT_COLOURS = {"colorFrom": "blue", "colorTo": "green"}
@@ -116,8 +114,9 @@ def build_space_readme(
     changes += fixed
     changes.append(Change(path, None, "", SECTION_TITLE, "release facts and client snippet"))
     body = front.body.lstrip("\n")
-    template = _environment().get_template("space_readme.md.j2")
-    rendered = template.render(
+    rendered = render(
+        "space_readme.md.j2",
+        trim_blocks=True,
         front_matter=front_matter,
         title=card.title,
         env=env,
@@ -323,19 +322,6 @@ def _client_snippet(client_class: str | None, package: str) -> dict[str, Any]:
         "import_line": f"from {package} import {client_class}",
         "generic": False,
     }
-
-
-@functools.cache
-def _environment() -> jinja2.Environment:
-    """The one jinja2 Environment for releaselib's packaged templates."""
-    templates = resources.files("releaselib") / "templates"
-    return jinja2.Environment(
-        loader=jinja2.FunctionLoader(lambda name: (templates / name).read_text(encoding="utf-8")),
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-    )
 
 
 # -- what the Hub would refuse --------------------------------------------------------------
