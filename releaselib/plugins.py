@@ -20,7 +20,7 @@ import pluggy
 
 from releaselib import hookspecs
 from releaselib.errors import PluginError
-from releaselib.records import Check, EnvProfile, Fix, Probe, Signature
+from releaselib.records import CanonicalTarget, Check, EnvProfile, Fix, Probe, Signature
 
 DISABLE_VAR = "OPENENV_RELEASE_DISABLE_PLUGINS"
 TRACE_VAR = "OPENENV_RELEASE_TRACE_PLUGINS"
@@ -88,6 +88,23 @@ class Owned(Generic[T]):
     record: T
 
 
+Named = TypeVar("Named", Check, Signature)
+
+
+def named_once(what: str, found: list[Owned[Named]]) -> list[Owned[Named]]:
+    """``found``, or PluginError naming both plugins when two records share a name."""
+    seen: dict[str, str] = {}
+    for owned in found:
+        name = owned.record.name
+        if name in seen:
+            raise PluginError(
+                f"{what} {name} is defined by {seen[name]} and {owned.plugin}",
+                remedy="rename one of them",
+            )
+        seen[name] = owned.plugin
+    return found
+
+
 class PluginRegistry:
     """The plugins' answers, attributed and checked for clashes."""
 
@@ -148,6 +165,11 @@ class PluginRegistry:
         owned = self.profiles().get(env)
         return owned.record if owned else EnvProfile(env)
 
+    def targets(self, env: str) -> tuple[CanonicalTarget, ...]:
+        """The canonical targets ``env``'s plugin declares; () for any env no plugin claims."""
+        owned = self.profiles().get(env)
+        return owned.record.targets if owned else ()
+
     def plugin_for(self, env: str) -> str | None:
         owned = self.profiles().get(env)
         return owned.plugin if owned else None
@@ -159,31 +181,12 @@ class PluginRegistry:
         return self._collect("openenv_release_probes", Probe, env=env)
 
     def checks(self) -> list[Owned[Check]]:
-        checks = self._collect("openenv_release_checks", Check)
-        seen: dict[str, str] = {}
-        for owned in checks:
-            if owned.record.name in seen:
-                raise PluginError(
-                    f"check {owned.record.name} is defined by {seen[owned.record.name]} "
-                    f"and {owned.plugin}",
-                    remedy="rename one of them",
-                )
-            seen[owned.record.name] = owned.plugin
-        return checks
+        """Every plugin's static checks; a name defined twice is an error."""
+        return named_once("check", self._collect("openenv_release_checks", Check))
 
     def signatures(self) -> list[Owned[Signature]]:
         """Every plugin's runtime-error signatures; a name defined twice is an error."""
-        signatures = self._collect("openenv_release_signatures", Signature)
-        seen: dict[str, str] = {}
-        for owned in signatures:
-            if owned.record.name in seen:
-                raise PluginError(
-                    f"signature {owned.record.name} is defined by {seen[owned.record.name]} "
-                    f"and {owned.plugin}",
-                    remedy="rename one of them",
-                )
-            seen[owned.record.name] = owned.plugin
-        return signatures
+        return named_once("signature", self._collect("openenv_release_signatures", Signature))
 
     def describe(self) -> list[dict[str, object]]:
         """One row per plugin: the envs it owns, its fixes, probes, checks and targets."""
