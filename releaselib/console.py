@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -11,6 +12,7 @@ from releaselib.config import RefResolution, ReleaseConfig
 from releaselib.deploy import Deployed
 from releaselib.plugins import PluginRegistry
 from releaselib.records import EnvSpec, StagedSpace
+from releaselib.stage import CREDENTIALS_WHY
 from releaselib.status import COLUMNS, Cell, Row
 
 OK = "[green]ok[/]"
@@ -60,6 +62,9 @@ def print_staged(console: Console, staged: Sequence[StagedSpace]) -> None:
         )
     console.print(table)
     for s in staged:
+        for change in s.changes:
+            if change.why == CREDENTIALS_WHY:
+                console.print(f"{s.env}: left out {change.file} ({change.why})", soft_wrap=True)
         if s.error:
             console.print(f"[red]error:[/] {s.error}", soft_wrap=True)
     failed = sum(not s.ok for s in staged)
@@ -71,13 +76,12 @@ def print_envs(console: Console, specs: Iterable[EnvSpec], registry: PluginRegis
     for column in ("env", "deployable", "why", "plugin", "canonical targets"):
         table.add_column(column, overflow="fold")
     for spec in specs:
-        profile = registry.profile(spec.name)
         table.add_row(
             spec.name,
             OK if spec.deployable else "[red]no[/]",
             spec.reason,
             registry.plugin_for(spec.name) or "-",
-            ", ".join(t.repo for t in profile.targets) or "(same name, if it exists)",
+            ", ".join(t.repo for t in registry.targets(spec.name)) or "(same name, if it exists)",
         )
     console.print(table)
 
@@ -155,15 +159,16 @@ CELL_STYLE = {Cell.DONE: "green", Cell.FAILED: "red", Cell.PENDING: "yellow", Ce
 
 
 def print_board(console: Console, rows: Sequence[Row]) -> None:
-    """The status board: env x step with symbols and colours, and each env's next action."""
-    table = Table(title="status")
+    """The status board: env x step with symbols and colours, then each env's runtime stage
+    and next action."""
+    table = Table(title="status", box=box.SIMPLE_HEAD, pad_edge=False, padding=0)
     table.add_column("env", no_wrap=True)
     for column in COLUMNS:
-        table.add_column(column, justify="center", overflow="fold")
-    table.add_column("runtime", no_wrap=True)
-    table.add_column("next", overflow="fold")
+        table.add_column(column, justify="center", min_width=len(column))
     for row in rows:
         cells = [f"[{CELL_STYLE[row.cells[c]]}]{row.cells[c].value}[/]" for c in COLUMNS]
-        table.add_row(row.env, *cells, row.runtime or "-", row.next_action)
+        table.add_row(row.env, *cells)
     console.print(table)
     console.print("✓ done  ✗ failed  · pending  - does not apply")
+    for row in rows:
+        console.print(f"{row.env} ({row.runtime or 'no runtime'}): next, {row.next_action}")
