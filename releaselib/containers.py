@@ -14,7 +14,7 @@ import secrets
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import httpx
@@ -186,11 +186,13 @@ class DockerReport:
     steps: tuple[Step, ...]
     probe: ProbeResult | None = None
     logs: str = ""
+    cleanup: tuple[Step, ...] = ()
 
     def render(self) -> str:
         lines = [f"{self.env}: {self.outcome.value}: {self.reason}"] + [str(s) for s in self.steps]
         if self.probe is not None:
             lines += self.probe.render().splitlines()[1:]
+        lines += [str(s) for s in self.cleanup]
         if self.logs and self.outcome is not Outcome.PASS:
             lines += ["  output (last lines):"] + [f"    {x}" for x in self.logs.splitlines()]
         return "\n".join(lines)
@@ -221,21 +223,42 @@ def build_and_probe(
     build_timeout: float = 1800,
     runner: Runner = default_run,
 ) -> DockerReport:
-    """Build ``tree``, run it on a loopback port, probe it, and remove container and image."""
+    """Build ``tree``, run it on a loopback port, probe it, and remove container and image (the
+    report's ``cleanup``)."""
     suffix = secrets.token_hex(4)
     tag = f"localhost/openenv-release-check/{env.lower()}:{suffix}"
     name = f"openenv-release-check-{env.lower()}-{suffix}"
     steps = _Steps(runner)
     pull = ("--pull=never",) if offline and engine.name == "podman" else ()
     try:
-        built = steps.run([*engine.build, *pull, "-t", tag, str(tree)], build_timeout)
+        built = steps.run(
+            [*engine.build, *_no_layers(engine), *pull, "-t", tag, str(tree)], build_timeout
+        )
         if not built.ok:
             logs = _tail(built)
-            return DockerReport(env, Outcome.FAIL, "build failed", tuple(steps.done), logs=logs)
-        return _run_and_probe(engine, env, tree, tag, name, steps, probe_timeout, start_timeout)
+            report = DockerReport(env, Outcome.FAIL, "build failed", tuple(steps.done), logs=logs)
+        else:
+            report = _run_and_probe(
+                engine, env, tree, tag, name, steps, probe_timeout, start_timeout
+            )
     finally:
-        steps.run([engine.name, "rm", "-f", name], 60)
+        used = len(steps.done)
+        steps.run([engine.name, "rm", "-f", *_no_grace(engine), name], 60)
         steps.run([engine.name, "rmi", "-f", tag], 120)
+    return replace(report, cleanup=tuple(steps.done[used:]))
+
+
+def _no_layers(engine: Engine) -> tuple[str, ...]:
+    """Podman/buildah keeps an untagged image per instruction of every stage (``--layers``), and
+    ``rmi`` of the final tag leaves a multi-stage build's builder stage behind (hundreds of MB a
+    run); ``--layers=false`` commits only the final image. The uv cache mount still persists."""
+    return ("--layers=false",) if engine.name == "podman" else ()
+
+
+def _no_grace(engine: Engine) -> tuple[str, ...]:
+    """``podman rm -f`` stops with SIGTERM and a 10 s grace first, which a ``sh -c`` CMD (PID 1)
+    ignores; ``--time=0`` kills at once, as ``docker rm -f`` does."""
+    return ("--time=0",) if engine.name == "podman" else ()
 
 
 def _run_and_probe(

@@ -298,7 +298,8 @@ def docker_command(
             failed += 1
             continue
         if wheel is not None:
-            console.print(f"{space.env}: {containers.use_local_wheel(tree, wheel)}", markup=False)
+            note = containers.use_local_wheel(tree, wheel)
+            console.print(f"{space.env}: {note}", markup=False, soft_wrap=True)
         report = containers.build_and_probe(
             engine, space.env, tree, offline=offline, probe_timeout=timeout
         )
