@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -12,7 +14,7 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 from rich.console import Console
 
-from releaselib.errors import ReleaseError
+from releaselib.errors import ReleaseError, redact
 from releaselib.release import STEPS
 
 FLAG_HELP = {
@@ -50,7 +52,8 @@ def helps(*names: str) -> dict[str, str]:
 
 @contextmanager
 def reported() -> Iterator[None]:
-    """Turn a ReleaseError into one line and its exit code; no traceback unless --debug."""
+    """Turn a ReleaseError into one line and its exit code; no traceback unless --debug, and
+    no Hub token in either."""
     try:
         yield
     except Exit:
@@ -63,9 +66,13 @@ def reported() -> Iterator[None]:
         if logging.getLogger().isEnabledFor(logging.DEBUG) or os.environ.get(
             "OPENENV_RELEASE_DEBUG"
         ):
-            raise
+            sys.stderr.write(redact("".join(traceback.format_exception(exc))))
+            raise Exit(code=70) from None
         raise Exit(
-            f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+            redact(
+                f"internal error: {type(exc).__name__}: {exc} "
+                "(rerun with --debug for the traceback)"
+            ),
             code=70,
         ) from None
 

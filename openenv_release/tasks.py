@@ -47,7 +47,7 @@ def envs(c: Context, repo: str | None = None, json: bool = False) -> None:
                             "plugin": registry.plugin_for(s.name),
                             "canonical_targets": [
                                 {"repo": t.repo, "variables": t.env_vars}
-                                for t in registry.profile(s.name).targets
+                                for t in registry.targets(s.name)
                             ],
                         }
                         for s in specs

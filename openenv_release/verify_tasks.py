@@ -19,7 +19,7 @@ from rich.table import Table
 from openenv_release.common import consoles, release_config, reported
 from releaselib import console as out
 from releaselib.config import ReleaseConfig
-from releaselib.discover import discover_envs, select_envs
+from releaselib.discover import check_env_flags, discover_envs, select_envs
 from releaselib.errors import UsageError
 from releaselib.hub import Hub
 from releaselib.ledger import Ledger, default_path
@@ -52,6 +52,7 @@ HELP = {
     "timeout": f"seconds per probe request (default {DEFAULT_TIMEOUT:g}; slow envs get more)",
     "wait": "seconds to wait for BUILDING/APP_STARTING Spaces (default 600)",
     "ledger": "record results in this ledger (default: the release's ledger, if it exists)",
+    "staging_dir": "where the release's ledger is looked for (default: ./hf-staging)",
 }
 
 
@@ -92,9 +93,13 @@ def print_results(console: Console, results: Sequence[VerifyResult]) -> None:
         data = r.as_json()
         colour = COLOURS[r.outcome.value]
         table.add_row(
-            r.space_id, r.state.stage or "-", data["domain"] or "-",
-            f"[{colour}]{r.outcome.value}[/]", f"{r.state.seen_at:.1f}",
-            f"{r.probe_seconds:.1f}", r.reason,
+            r.space_id,
+            r.state.stage or "-",
+            data["domain"] or "-",
+            f"[{colour}]{r.outcome.value}[/]",
+            f"{r.state.seen_at:.1f}",
+            f"{r.probe_seconds:.1f}",
+            r.reason,
         )
     console.print(table)
     counts = {o.value: sum(r.outcome is o for r in results) for o in Outcome}
@@ -140,14 +145,20 @@ def verify(
     jobs: int | None = None,
     hub_endpoint: str | None = None,
     ledger: str | None = None,
+    staging_dir: str | None = None,
     json: bool = False,
 ) -> None:
     """Wait for the candidate Spaces, then require reset and a schema-correct step on a READY
     domain of each; exit 1 if any FAILed."""
     with reported():
         options = Options(
-            repo=repo, version=version, namespace=namespace, suffix=suffix, jobs=jobs,
+            repo=repo,
+            version=version,
+            namespace=namespace,
+            suffix=suffix,
+            jobs=jobs,
             hub_endpoint=hub_endpoint,
+            staging_dir=staging_dir,
         )
         configured = release_config(c)
         config, resolution = build_config(options, configured)
@@ -158,7 +169,10 @@ def verify(
                 raise UsageError(f"--space-id {given!r} is not owner/name", remedy="e.g. acme/x")
         hub = Hub.connect(config.hub_endpoint)
         ids = candidates(
-            hub, namespace=config.namespace, suffix=config.suffix, envs=env or [],
+            hub,
+            namespace=config.namespace,
+            suffix=config.suffix,
+            envs=check_env_flags(env or []),
             space_ids=space_id or [],
         )
         if not ids:
@@ -169,9 +183,14 @@ def verify(
         book = open_ledger(ledger, config)
         with progress(console, ids) as update:
             results = verify_spaces(
-                hub, ids, suffix=config.suffix, registry=PluginRegistry(get_plugin_manager()),
+                hub,
+                ids,
+                suffix=config.suffix,
+                registry=PluginRegistry(get_plugin_manager()),
                 timeout=number("timeout", timeout, configured, DEFAULT_TIMEOUT),
-                wait=number("wait", wait, configured, 600.0), jobs=config.jobs, on_update=update,
+                wait=number("wait", wait, configured, 600.0),
+                jobs=config.jobs,
+                on_update=update,
             )
         for result in results:
             record(book, result)
@@ -185,8 +204,20 @@ def verify(
 
 @task(
     help={
-        **{k: HELP[k] for k in ("repo", "version", "namespace", "suffix", "hub_endpoint",
-                                "timeout", "wait", "ledger", "json")},
+        **{
+            k: HELP[k]
+            for k in (
+                "repo",
+                "version",
+                "namespace",
+                "suffix",
+                "hub_endpoint",
+                "timeout",
+                "wait",
+                "ledger",
+                "json",
+            )
+        },
         "staging_dir": "where staged trees go (default: ./hf-staging)",
         "env": "the env whose candidate Space to recover",
         "limit": "seconds in APP_STARTING before a Space counts as stuck (default 600)",
@@ -217,8 +248,12 @@ def recover(
         if not env:
             raise UsageError("recover needs --env NAME", remedy="e.g. --env echo_env")
         options = Options(
-            repo=repo, version=version, namespace=namespace, suffix=suffix,
-            staging_dir=staging_dir, hub_endpoint=hub_endpoint,
+            repo=repo,
+            version=version,
+            namespace=namespace,
+            suffix=suffix,
+            staging_dir=staging_dir,
+            hub_endpoint=hub_endpoint,
         )
         configured = release_config(c)
         config, resolution = build_config(options, configured)
@@ -232,7 +267,10 @@ def recover(
             console.print("[yellow]note:[/] --recreate deletes the Space: add --yes to allow it")
         hub = Hub.connect(config.hub_endpoint)
         recovery = recover_space(
-            hub, config, staged, signatures=[o.record for o in registry.signatures()],
+            hub,
+            config,
+            staged,
+            signatures=[o.record for o in registry.signatures()],
             limit=number("limit", limit, configured, 600.0),
             wait=number("wait", wait, configured, 600.0),
             recreate=recreate and yes,
@@ -240,8 +278,12 @@ def recover(
         )
         results = (
             verify_spaces(
-                hub, [staged.space_id], suffix=config.suffix, registry=registry,
-                timeout=number("timeout", timeout, configured, DEFAULT_TIMEOUT), wait=0.0,
+                hub,
+                [staged.space_id],
+                suffix=config.suffix,
+                registry=registry,
+                timeout=number("timeout", timeout, configured, DEFAULT_TIMEOUT),
+                wait=0.0,
             )
             if recovery.recovered
             else []

@@ -86,21 +86,34 @@ def discover_envs(repo: Path) -> list[EnvSpec]:
     ]
 
 
-def select_envs(specs: Iterable[EnvSpec], names: Iterable[str]) -> list[EnvSpec]:
-    """The specs named in ``names`` (all deployable ones when empty), in checkout order.
-
-    A name that is not a valid env name, or an unknown one, is a UsageError naming ``--env``
-    (an unknown one with the closest names).
-    """
-    specs = list(specs)
+def check_env_flags(names: Iterable[str]) -> list[str]:
+    """``--env`` names, deduplicated; one that is not a valid env name is a UsageError."""
     wanted = list(dict.fromkeys(names))
     for name in wanted:
         try:
             check_env_name(name)
         except ValueError as exc:
             raise UsageError(f"--env {exc}", remedy="name a directory under envs/") from None
+    return wanted
+
+
+def select_envs(specs: Iterable[EnvSpec], names: Iterable[str]) -> list[EnvSpec]:
+    """The specs named in ``names`` (all deployable ones when empty, and at least one), in
+    checkout order.
+
+    A name that is not a valid env name, or an unknown one, is a UsageError naming ``--env``
+    (an unknown one with the closest names).
+    """
+    specs = list(specs)
+    wanted = check_env_flags(names)
     if not wanted:
-        return [s for s in specs if s.deployable]
+        deployable = [s for s in specs if s.deployable]
+        if not deployable:
+            raise UsageError(
+                f"no deployable env under envs/ ({len(specs)} env dirs)",
+                remedy="run `openenv-release envs` to see why each is not, or check --repo",
+            )
+        return deployable
     by_name = {s.name: s for s in specs}
     unknown = [n for n in wanted if n not in by_name]
     if unknown:

@@ -2,14 +2,34 @@
 
 from __future__ import annotations
 
+import os
+import re
+
+from huggingface_hub import get_token
+
+TOKEN_VARS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+HF_TOKEN_RE = re.compile(r"hf_[A-Za-z0-9]{30,}")
+REDACTED = "hf_***"
+
+
+def redact(text: str) -> str:
+    """``text`` with the configured Hub tokens, and anything shaped like one, as ``hf_***``."""
+    for secret in {*(os.environ.get(name) for name in TOKEN_VARS), get_token()}:
+        if secret and len(secret) >= 8:  # a shorter one would match by chance
+            text = text.replace(secret, REDACTED)
+    return HF_TOKEN_RE.sub(REDACTED, text)
+
 
 class ReleaseError(Exception):
-    """Base class: a failure the user can act on; the CLI prints it as one line."""
+    """Base class: a failure the user can act on; the CLI prints it as one line.
+
+    The message never holds a Hub token (a plugin's or library's text may: it is redacted).
+    """
 
     exit_code = 1
 
     def __init__(self, message: str, *, remedy: str | None = None) -> None:
-        self.message = message
+        self.message = redact(message)
         self.remedy = remedy
         super().__init__(self.one_line())
 

@@ -8,6 +8,8 @@ duplicated (a failed commit is retried only after re-reading what the Space hold
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -39,6 +41,10 @@ from releaselib.errors import AuthError, HubError
 from releaselib.retry import RETRY_STATUSES, RetryingTransport, RetryPolicy
 
 KEEP_REMOTE = frozenset({".gitattributes"})
+#: What a huggingface_hub call raises when the Hub refuses, fails or answers nonsense.
+HUB_FAILURES = (HfHubHTTPError, httpx2.TransportError, ValueError)
+#: Printable ASCII without spaces: anything else in a token is a copy-paste accident.
+TOKEN_SHAPE = re.compile(r"[!-~]+")
 
 
 @dataclass(frozen=True)
@@ -88,7 +94,7 @@ def install_retries(policy: RetryPolicy) -> None:
     )
 
 
-def status_of(exc: HfHubHTTPError) -> int | None:
+def status_of(exc: Exception) -> int | None:
     response = getattr(exc, "response", None)
     return response.status_code if response is not None else None
 
@@ -122,6 +128,11 @@ def hub_error(what: str, exc: Exception) -> HubError:
             f"{what}: cannot reach the Hub ({type(exc).__name__})",
             remedy="check --hub-endpoint and the network",
         )
+    if isinstance(exc, json.JSONDecodeError):
+        return HubError(
+            f"{what}: the Hub answered something that is not JSON (an HTML page?)",
+            remedy="check that --hub-endpoint or HF_ENDPOINT is the Hub's URL, and any proxy",
+        )
     if isinstance(
         exc, ValueError
     ):  # huggingface_hub raises it for refused README metadata, bad ids
@@ -136,7 +147,7 @@ def hub_call(what: str) -> Iterator[None]:
     """Turn huggingface_hub's exceptions into HubError naming ``what``."""
     try:
         yield
-    except (HfHubHTTPError, httpx2.TransportError, ValueError) as exc:
+    except HUB_FAILURES as exc:
         raise hub_error(what, exc) from None
 
 
@@ -160,6 +171,12 @@ class Hub:
         policy = policy or RetryPolicy()
         install_retries(policy)
         token = token or get_token()
+        if token and not TOKEN_SHAPE.fullmatch(token):
+            raise AuthError(
+                "the Hub token (HF_TOKEN or the stored login) holds a space, a control "
+                "character or a non-ASCII character, so no Hub would accept it",
+                remedy="set it again, copied exactly from https://huggingface.co/settings/tokens",
+            )
         return cls(HfApi(endpoint=endpoint, token=token or False), token=token, policy=policy)
 
     @property
@@ -174,14 +191,8 @@ class Hub:
         """The token's user name; AuthError when there is no token or the Hub rejects it."""
         if not self._token:
             raise AuthError("no Hugging Face token", remedy="set HF_TOKEN or run `hf auth login`")
-        try:
+        with hub_call(f"token check at {self.api.endpoint}"):
             return str(self.api.whoami()["name"])
-        except HfHubHTTPError as exc:
-            if status_of(exc) == 401:
-                raise AuthError(
-                    "the Hub rejected the token (401)", remedy="set a valid HF_TOKEN"
-                ) from None
-            raise hub_error("whoami", exc) from None
 
     def space(self, space_id: str) -> RemoteSpace | None:
         """The Space, or None when it does not exist (or is private and we can't see it)."""
@@ -189,7 +200,7 @@ class Hub:
             info = self.api.space_info(space_id)
         except RepositoryNotFoundError:
             return None
-        except (HfHubHTTPError, httpx2.TransportError) as exc:
+        except HUB_FAILURES as exc:
             raise hub_error(space_id, exc) from None
         runtime = info.runtime.raw if info.runtime is not None else {}
         return RemoteSpace(space_id, info.private, info.sha, runtime)
@@ -261,8 +272,11 @@ class Hub:
         for attempt in range(self.policy.attempts - 1):
             try:
                 return self._create_commit(space_id, operations, message)
-            except (HfHubHTTPError, httpx2.TransportError) as exc:
-                if isinstance(exc, HfHubHTTPError) and status_of(exc) not in RETRY_STATUSES:
+            except HUB_FAILURES as exc:
+                if (
+                    not isinstance(exc, httpx2.TransportError)
+                    and status_of(exc) not in RETRY_STATUSES
+                ):
                     raise hub_error(space_id, exc) from None
             self.policy.sleep(self.policy.delay(attempt))
             if self.holds(space_id, tree, manifest, delete):

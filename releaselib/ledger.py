@@ -18,7 +18,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import re
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from releaselib.config import ReleaseConfig, space_suffix
-from releaselib.errors import LedgerError
+from releaselib.errors import HF_TOKEN_RE, TOKEN_VARS, LedgerError
 from releaselib.files import write_atomic
 from releaselib.records import check_env_name
 
@@ -35,9 +34,7 @@ SCHEMA = 1
 STEPS = ("stage", "deploy", "verify", "promote", "collection", "pin", "cleanup")
 STATUSES = ("done", "failed")
 RELEASE_KEYS = ("namespace", "version", "suffix")
-TOKEN_VARS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
 _STAMPED = frozenset({"status", "at", "attempt"})
-_HF_TOKEN = re.compile(r"hf_[A-Za-z0-9]{30,}")
 
 Status = Literal["done", "failed"]
 
@@ -191,7 +188,7 @@ def refuse_tokens(value: Any, *, where: str) -> None:
     """ValueError if any key or string in ``value`` holds a Hub token; never says the token."""
     secrets = [os.environ.get(name, "") for name in TOKEN_VARS]
     for path, text in _strings(value, where):
-        if _HF_TOKEN.search(text) or any(_holds(text, secret) for secret in secrets):
+        if HF_TOKEN_RE.search(text) or any(_holds(text, secret) for secret in secrets):
             raise ValueError(f"refusing to write a Hub token to the ledger (at {path})")
 
 

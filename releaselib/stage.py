@@ -7,6 +7,7 @@ checkout's root one), a rewritten ``Dockerfile`` and ``README.md`` at the root, 
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import hashlib
 import json
@@ -14,6 +15,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,8 +23,8 @@ from releaselib.config import ReleaseConfig
 from releaselib.edit import deps, readme
 from releaselib.edit.dockerfile import Dockerfile, rewrite_for_space
 from releaselib.errors import ReleaseError, StageError
-from releaselib.plugins import PluginRegistry
-from releaselib.records import Change, EnvSpec, Finding, StagedSpace
+from releaselib.plugins import Owned, PluginRegistry
+from releaselib.records import Change, Check, EnvSpec, Finding, Fix, StagedSpace
 
 SKIP_DIRS = frozenset(
     {
@@ -38,37 +40,80 @@ SKIP_DIRS = frozenset(
         ".nox",
     }
 )
-SKIP_FILES = frozenset({".DS_Store", "uv.lock", ".env"})
+SKIP_FILES = frozenset({".DS_Store", "uv.lock"})
 SKIP_SUFFIXES = (".pyc", ".pyo")
+#: Files that look like credentials (fnmatch on the lower-cased name, or on the last folders and
+#: the name when the pattern has a '/'): never staged, and each one left out is recorded.
+CREDENTIALS = (
+    ".env*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    "credentials*.json",
+    ".aws/credentials",
+    ".ssh/*",
+    ".huggingface/*token*",
+    ".cache/huggingface/*token*",
+)
+CREDENTIALS_WHY = "credentials are never staged"
 MANIFEST_SUFFIX = ".manifest.json"
+#: The largest file a staged tree may hold. The Hub takes larger files only through LFS/Xet, and
+#: Spaces build and restart slowly with big repos; data and checkpoints belong in a Hub dataset
+#: or model repo that the env downloads at startup.
+MAX_FILE_BYTES = 50_000_000
 
 
-def skipped(name: str, is_dir: bool) -> bool:
-    """True for build junk, locks and secrets files that never go into a Space."""
+def junk(name: str, is_dir: bool) -> bool:
+    """True for build junk and locks that never go into a Space."""
     if is_dir:
         return name in SKIP_DIRS
-    return name in SKIP_FILES or name.startswith(".env.") or name.endswith(SKIP_SUFFIXES)
+    return name in SKIP_FILES or name.endswith(SKIP_SUFFIXES)
 
 
-def copy_tree(source: Path, dest: Path, *, root: Path) -> None:
-    """Copy ``source`` into ``dest`` without skipped entries; symlinks are followed only when
-    they stay inside ``root`` (the checkout), else StageError."""
+def credentials(rel: Path) -> bool:
+    """True if the file at ``rel`` (relative to the folder being copied) looks like credentials."""
+    parts = [part.lower() for part in rel.parts]
+    for pattern in CREDENTIALS:
+        depth = pattern.count("/") + 1
+        if len(parts) >= depth and fnmatch.fnmatchcase("/".join(parts[-depth:]), pattern):
+            return True
+    return False
+
+
+def copy_tree(source: Path, dest: Path, *, root: Path) -> list[Path]:
+    """Copy ``source`` into ``dest`` without junk and credentials; return the credential files
+    left out (as paths under ``dest``). Symlinks are followed only when they stay inside
+    ``root`` (the checkout), else StageError."""
+    left_out: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(source, followlinks=False):
         here = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if not skipped(d, True))
+        dirnames[:] = sorted(d for d in dirnames if not junk(d, True))
         target_dir = dest / here.relative_to(source)
         target_dir.mkdir(parents=True, exist_ok=True)
         for name in dirnames:
             if (here / name).is_symlink():
                 inside(here / name, root)
-                copy_tree((here / name).resolve(), target_dir / name, root=root)
+                left_out += copy_tree((here / name).resolve(), target_dir / name, root=root)
         for name in sorted(filenames):
-            if skipped(name, False):
-                continue
             path = here / name
+            if junk(name, False):
+                continue
+            if credentials(path.relative_to(source)):
+                left_out.append(target_dir / name)
+                continue
             if path.is_symlink():
                 inside(path, root)
             shutil.copyfile(path, target_dir / name)
+    return left_out
 
 
 def inside(link: Path, root: Path) -> None:
@@ -147,14 +192,51 @@ def copies_legacy_core(dockerfile: Dockerfile) -> bool:
     )
 
 
-def lay_out(spec: EnvSpec, repo: Path, stage_dir: Path) -> None:
-    """Copy the checkout's parts into an empty ``stage_dir``."""
+def lay_out(spec: EnvSpec, repo: Path, stage_dir: Path) -> list[Change]:
+    """Copy the checkout's parts into an empty ``stage_dir``; a Change per credential file
+    left out, named by its path in the checkout."""
+    left_out = []
     if (repo / "src").is_dir():
-        copy_tree(repo / "src", stage_dir / "src", root=repo)
-    copy_tree(spec.path, stage_dir / "envs" / spec.name, root=repo)
-    copy_tree(spec.path, stage_dir, root=repo)
+        left_out += copy_tree(repo / "src", stage_dir / "src", root=repo)
+    left_out += copy_tree(spec.path, stage_dir / "envs" / spec.name, root=repo)
+    copy_tree(spec.path, stage_dir, root=repo)  # the same files again, at the root
     if not (stage_dir / "pyproject.toml").exists() and (repo / "pyproject.toml").is_file():
         shutil.copyfile(repo / "pyproject.toml", stage_dir / "pyproject.toml")
+    return [
+        Change(path.relative_to(stage_dir).as_posix(), None, path.name, "", CREDENTIALS_WHY)
+        for path in left_out
+    ]
+
+
+def check_sizes(stage_dir: Path) -> None:
+    """StageError naming the first staged file over MAX_FILE_BYTES, if any."""
+    sizes = ((p, p.stat().st_size) for p in walk_files(stage_dir))
+    big = [(p, size) for p, size in sizes if size > MAX_FILE_BYTES]
+    if big:
+        path, size = big[0]
+        more = f" (and {len(big) - 1} more)" if len(big) > 1 else ""
+        raise StageError(
+            f"{path.relative_to(stage_dir).as_posix()} is {size / 1e6:,.1f} MB{more}, over the "
+            f"{MAX_FILE_BYTES / 1e6:g} MB limit for a staged file",
+            remedy="drop it with a plugin fix (openenv-release plugin.new), or host it in a Hub "
+            "dataset and download it at startup",
+        )
+
+
+@contextmanager
+def plugin_failures(owned: Owned[Fix] | Owned[Check]) -> Iterator[None]:
+    """Turn what a plugin's fix or check raises into a StageError naming it."""
+    try:
+        yield
+    except ReleaseError:
+        raise
+    except Exception as exc:
+        kind = "fix" if isinstance(owned.record, Fix) else "check"
+        raise StageError(
+            f"{kind} {owned.record.name} of plugin {owned.plugin} failed: "
+            f"{type(exc).__name__}: {exc}",
+            remedy="fix the plugin or disable it with OPENENV_RELEASE_DISABLE_PLUGINS",
+        ) from exc
 
 
 @functools.lru_cache(maxsize=64)
@@ -232,23 +314,17 @@ def stage_env(config: ReleaseConfig, spec: EnvSpec, registry: PluginRegistry) ->
     findings: list[Finding] = []
     checks: list[str] = []
     try:
-        lay_out(spec, config.repo, work)
-        changes = rewrite_staged(config, spec, work)
-        for owned in registry.fixes(spec.name):
-            try:
-                done = owned.record.apply(work)
-            except ReleaseError:
-                raise
-            except Exception as exc:
-                raise StageError(
-                    f"fix {owned.record.name} of plugin {owned.plugin} failed: "
-                    f"{type(exc).__name__}: {exc}",
-                    remedy="fix the plugin or disable it with OPENENV_RELEASE_DISABLE_PLUGINS",
-                ) from exc
+        changes = lay_out(spec, config.repo, work)
+        changes += rewrite_staged(config, spec, work)
+        for fix in registry.fixes(spec.name):
+            with plugin_failures(fix):
+                done = fix.record.apply(work)
             if done:
-                fixes.append(owned.record.name)
+                fixes.append(fix.record.name)
+        check_sizes(work)
         for check in registry.checks():
-            found = list(check.record.run(work))
+            with plugin_failures(check):
+                found = list(check.record.run(work))
             checks.append(f"{check.record.name}:{'fail' if found else 'ok'}")
             findings += found
     except ReleaseError as exc:
@@ -297,5 +373,7 @@ def write_manifest(staged_dir: Path, manifest: dict[str, tuple[str, int]], diges
 def stage_envs(
     config: ReleaseConfig, specs: Iterable[EnvSpec], registry: PluginRegistry
 ) -> list[StagedSpace]:
-    """Stage every env in ``specs``; one failing env never stops the others."""
+    """Stage every env in ``specs``; one failing env never stops the others. Two plugins
+    claiming one env is a PluginError before anything is staged."""
+    registry.profiles()
     return [stage_env(config, spec, registry) for spec in specs]

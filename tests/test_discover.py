@@ -58,5 +58,5 @@ def test_an_unknown_env_names_the_closest(tmp_path: Path) -> None:
 def test_checkout_version_comes_from_the_root_pyproject(tmp_path: Path) -> None:
     assert checkout_project(make_checkout(tmp_path)) == ("openenv", "0.2.2")
     (tmp_path / "pyproject.toml").write_text("[project\n")
-    with pytest.raises(UsageError, match=r"pyproject\.toml: cannot read the version"):
+    with pytest.raises(UsageError, match=r"pyproject\.toml: not readable TOML"):
         checkout_project(tmp_path)

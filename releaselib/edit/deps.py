@@ -234,10 +234,35 @@ def _why(before: str, ref: str) -> str:
 
 
 def parse_toml(text: str, path: str) -> Any:
+    """The pyproject as a tomlkit document; StageError naming ``path`` if it is not valid TOML
+    or its dependency lists are not lists of requirement strings."""
     try:
-        return tomlkit.parse(text)
+        doc = tomlkit.parse(text)
     except ParseError as exc:
         raise StageError(f"{path}:{exc.line}: not valid TOML ({exc})", remedy=REMEDY) from exc
+    project = _table(doc, "project", path)
+    _requirements(project.get("dependencies"), "project.dependencies", path)
+    for key, value in _table(project, "optional-dependencies", path, "project.").items():
+        _requirements(value, f"project.optional-dependencies.{key}", path)
+    for key, value in _table(doc, "dependency-groups", path).items():
+        _requirements(value, f"dependency-groups.{key}", path, groups=True)
+    return doc
+
+
+def _table(container: Any, key: str, path: str, prefix: str = "") -> Any:
+    value = container.get(key, {})
+    if not isinstance(value, dict):
+        raise StageError(f"{path}: {prefix}{key} is not a table", remedy=REMEDY)
+    return value
+
+
+def _requirements(value: Any, key: str, path: str, *, groups: bool = False) -> None:
+    """StageError unless ``value`` is absent or a list of strings (or include-group tables)."""
+    allowed = (str, dict) if groups else str
+    if value is not None and not (
+        isinstance(value, list) and all(isinstance(item, allowed) for item in value)
+    ):
+        raise StageError(f"{path}: {key} must be a list of requirement strings", remedy=REMEDY)
 
 
 def own_name(doc: Any) -> str | None:

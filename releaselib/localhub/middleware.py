@@ -90,12 +90,14 @@ class TrafficMiddleware:
         elif fault.status is not None or fault.body is not None:
             await _drain(receive)
             headers = {} if fault.retry_after is None else {"Retry-After": f"{fault.retry_after:g}"}
+            status = fault.status or 200
             answer: Response
             if fault.body is not None:
-                answer = Response(fault.body, fault.status or 200, headers, fault.content_type)
+                answer = Response(fault.body, status, headers, fault.content_type)
             else:
-                body = {"error": f"localhub scenario: injected {fault.status}"}
-                answer = JSONResponse(body, fault.status, headers)
+                answer = JSONResponse(
+                    {"error": f"localhub scenario: injected {status}"}, status, headers
+                )
             await answer(scope, receive, send)
         else:
             await self.app(scope, receive, send)

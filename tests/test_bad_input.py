@@ -1,0 +1,345 @@
+"""Bad input: each gets one line naming the env, file or flag and what to do, the exit code of
+README.md's table, no traceback, and a checkout that is byte-identical afterwards.
+
+Flags and whole-run failures go through the console script; one env failing among others goes
+through the library, where the others must still stage or deploy.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+import socket
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from openenv_release.cli import program
+from releaselib import hub as hub_module
+from releaselib.config import ReleaseConfig
+from releaselib.deploy import deploy_all
+from releaselib.discover import discover_envs, select_envs
+from releaselib.hookspecs import hookimpl
+from releaselib.hub import Hub
+from releaselib.localhub import Fault, LocalHub, Scenario, SpaceBehaviour
+from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.records import Check, Fix, StagedSpace
+from releaselib.retry import RetryPolicy
+from releaselib.stage import MAX_FILE_BYTES, stage_envs
+from tests.corpus import tree_digest
+from tests.test_stage import make_env, write
+from tests.test_tasks import cli
+
+HTML = "<html><head><title>Sign in</title></head><body>Please sign in</body></html>"
+FAST = RetryPolicy(attempts=2, base=0.01, cap=0.01)
+
+Setup = Callable[[Path, Path], object]
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """An OpenEnv-shaped checkout with two healthy envs, a_env and b_env."""
+    repo = tmp_path / "OpenEnv"
+    write(repo / "pyproject.toml", '[project]\nname = "openenv"\nversion = "0.2.2"\n')
+    write(repo / "src" / "openenv" / "core" / "__init__.py", "")
+    make_env(repo, "a_env")
+    make_env(repo, "b_env")
+    return repo
+
+
+def run(checkout: Path, tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The console script with ``--repo`` and ``--staging-dir`` unless given; the checkout must
+    come out byte-identical."""
+    before = tree_digest(checkout)
+    defaults = [] if "--repo" in args else ["--repo", str(checkout)]
+    if "--staging-dir" not in args:
+        defaults += ["--staging-dir", str(tmp_path / "staging")]
+    result = cli(*args, *defaults, **env)
+    assert tree_digest(checkout) == before, "the checkout changed"
+    return result
+
+
+def assert_one_line(result: subprocess.CompletedProcess[str], code: int, *fragments: str) -> None:
+    """Exit ``code``, no traceback, and one ``error:`` line holding every fragment."""
+    output = result.stdout + result.stderr
+    assert result.returncode == code, output
+    assert "Traceback" not in output
+    lines = [line for line in output.splitlines() if line.startswith("error:")]
+    assert any(all(f in line for f in fragments) for line in lines), output
+
+
+def entry_point_plugins(folder: Path, **modules: str) -> dict[str, str]:
+    """Install each ``name=source`` as an outside plugin (entry point group openenv_release);
+    return the environment that makes the console script see them."""
+    info = folder / "bad_plugins-1.0.dist-info"
+    write(info / "METADATA", "Metadata-Version: 2.1\nName: bad-plugins\nVersion: 1.0\n")
+    points = "".join(f"{name} = {name}\n" for name in modules)
+    write(info / "entry_points.txt", f"[openenv_release]\n{points}")
+    for name, source in modules.items():
+        write(folder / f"{name}.py", source)
+    return {"PYTHONPATH": str(folder)}
+
+
+CLAIM_A_ENV = """\
+from releaselib.hookspecs import hookimpl
+from releaselib.records import EnvProfile
+
+@hookimpl
+def openenv_release_envs():
+    return [EnvProfile("a_env")]
+"""
+RAISES_IN_ENVS = """\
+from releaselib.hookspecs import hookimpl
+
+@hookimpl
+def openenv_release_envs():
+    raise RuntimeError("profiles unavailable")
+"""
+
+
+def ledger_of(namespace: str) -> str:
+    release = {"namespace": namespace, "version": "0.2.2", "suffix": "-0.2.2"}
+    return json.dumps({"schema": 1, "release": release, "envs": {}})
+
+
+def nothing(repo: Path, tmp: Path) -> None:
+    return None
+
+
+def empty_envs(repo: Path, tmp: Path) -> None:
+    for env in (repo / "envs").iterdir():
+        shutil.rmtree(env)
+
+
+# (setup, args, exit code, fragments of the error line)
+CLI_CASES = [
+    pytest.param(nothing, ["stage", "--env", "../x"], 2, ["--env '../x' is not a valid env name", "name a directory under envs/"], id="env-dot-dot"),
+    pytest.param(nothing, ["verify", "--env", "../x"], 2, ["--env '../x' is not a valid env name"], id="verify-env-dot-dot"),
+    pytest.param(nothing, ["stage", "--env", "a;rm -rf /"], 2, ["--env 'a;rm -rf /' is not a valid env name"], id="env-shell-metacharacters"),
+    pytest.param(lambda r, t: shutil.copytree(r / "envs" / "a_env", r / "envs" / "a b"), ["stage", "--env", "a b"], 2, ["--env 'a b' is not a valid env name"], id="env-dir-with-a-space"),
+    pytest.param(nothing, ["stage", "--version", "1.0 beta"], 2, ["--version '1.0 beta' is not a version", "use something like 0.2.2"], id="version-with-a-space"),
+    pytest.param(nothing, ["stage", "--version", "1.0;id"], 2, ["--version '1.0;id' is not a version"], id="version-with-a-semicolon"),
+    pytest.param(nothing, ["deploy", "--env", "a_env", "--repo-id", "a_env-0.2.2", "--dry-run"], 2, ["--repo-id 'a_env-0.2.2' is not owner/name", "e.g. --repo-id"], id="repo-id-without-a-slash"),
+    pytest.param(nothing, ["stage", "--repo", "{repo}/pyproject.toml"], 2, ["--repo", "pyproject.toml: not an OpenEnv checkout", "point --repo at"], id="repo-is-a-file"),
+    pytest.param(nothing, ["deploy", "--jobs", "0", "--dry-run"], 2, ["--jobs '0' must be a whole number, at least 1"], id="jobs-0"),
+    pytest.param(nothing, ["deploy", "--jobs", "four", "--dry-run"], 2, ["--jobs 'four' must be a whole number"], id="jobs-not-a-number"),
+    pytest.param(nothing, ["stage", "--jobs", "4"], 2, ["No idea what '--jobs' is", "--help <task>"], id="flag-the-task-lacks"),
+    pytest.param(nothing, ["release", "--from", "build"], 2, ["--from 'build' is not a step", "use one of stage, deploy"], id="from-unknown-step"),
+    pytest.param(nothing, ["stage", "--staging-dir", "{repo}/envs/a_env/staging"], 2, ["--staging-dir", "envs/a_env/staging: overlaps the checkout", "outside envs/ and src/"], id="staging-dir-inside-envs"),
+    pytest.param(nothing, ["stage", "--staging-dir", "{repo}"], 2, ["--staging-dir", "overlaps the checkout"], id="staging-dir-is-the-checkout"),
+    pytest.param(lambda r, t: write(r / "pyproject.toml", "[project\n"), ["stage", "--version", "0.2.2"], 2, ["pyproject.toml: not readable TOML", "fix the checkout's pyproject.toml"], id="root-pyproject-unparseable"),
+    pytest.param(empty_envs, ["stage"], 2, ["no deployable env under envs/ (0 env dirs)", "envs"], id="empty-envs-dir"),
+    pytest.param(lambda r, t: write(t / "ledger.json", "{not json"), ["status", "--ledger", "{tmp}/ledger.json"], 1, ["ledger.json: not a readable release ledger", "move it aside"], id="ledger-corrupt"),
+    pytest.param(lambda r, t: write(t / "ledger.json", ledger_of("acme")), ["status", "--ledger", "{tmp}/ledger.json"], 1, ["ledger.json records release (namespace='acme'", "pass --ledger PATH"], id="ledger-of-another-release"),
+    pytest.param(lambda r, t: write(r / "envs" / "a_env" / "README.md", b"\xff\xfe# A\n"), ["stage"], 1, ["a_env: README.md: not UTF-8 (byte 0)", "save the file as UTF-8"], id="non-utf8-readme-fails-only-its-env"),
+    pytest.param(lambda r, t: entry_point_plugins(t / "plugins", claim_one=CLAIM_A_ENV, claim_two=CLAIM_A_ENV), ["stage"], 3, ["env a_env is claimed by two plugins: claim_one and claim_two", "disable one"], id="two-plugins-claim-one-env"),
+    pytest.param(lambda r, t: entry_point_plugins(t / "plugins", raises=RAISES_IN_ENVS), ["stage"], 3, ["plugin raises raised in openenv_release_envs: RuntimeError: profiles unavailable", "OPENENV_RELEASE_DISABLE_PLUGINS=raises"], id="plugin-raises"),
+]
+
+
+@pytest.mark.parametrize(("setup", "args", "code", "fragments"), CLI_CASES)
+def test_bad_input_through_the_console_script(
+    checkout: Path, tmp_path: Path, setup: Setup, args: list[str], code: int, fragments: list[str]
+) -> None:
+    env = setup(checkout, tmp_path)
+    args = [a.format(repo=checkout, tmp=tmp_path) for a in args]
+    result = run(checkout, tmp_path, *args, **(env if isinstance(env, dict) else {}))
+    assert_one_line(result, code, *fragments)
+
+
+def test_a_hub_that_refuses_connections_is_one_line_naming_the_endpoint(
+    checkout: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In-process, so the retries of a dropped connection need not wait."""
+    monkeypatch.setattr(hub_module, "RetryPolicy", functools.partial(RetryPolicy, sleep=lambda _: None))
+    monkeypatch.setenv("HF_TOKEN", "hf_" + "x" * 34)
+    monkeypatch.setenv("OPENENV_RELEASE_REMOTE", str(tmp_path / "no-remote"))
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    endpoint = f"http://127.0.0.1:{port}"
+    before = tree_digest(checkout)
+    argv = ["openenv-release", "deploy", "--repo", str(checkout), "--staging-dir", str(tmp_path / "s"), "--hub-endpoint", endpoint]
+    with pytest.raises(SystemExit) as exited:
+        program.run(argv)
+    err = capsys.readouterr().err
+    assert exited.value.code == 1 and "Traceback" not in err
+    assert f"error: token check at {endpoint}: cannot reach the Hub (ConnectError); check --hub-endpoint" in err
+    assert tree_digest(checkout) == before
+
+
+@pytest.mark.parametrize(
+    ("token", "code", "fragments"),
+    [
+        pytest.param("hf_rejectedrejectedrejectedrejected0", 4, ["the Hub rejected the token (401)", "set a valid HF_TOKEN"], id="token-the-hub-rejects"),
+        pytest.param("", 4, ["no Hugging Face token", "set HF_TOKEN"], id="no-token"),
+        pytest.param("hf_é_pasted_with_an_accent_0123456789", 4, ["holds a space, a control character or a non-ASCII character", "set it again"], id="token-with-a-non-ascii-character"),
+    ],
+)
+def test_a_token_the_hub_cannot_take_stops_deploy_before_any_upload(
+    checkout: Path, tmp_path: Path, localhub: LocalHub, token: str, code: int, fragments: list[str]
+) -> None:
+    result = run(checkout, tmp_path, "deploy", **{**localhub.client_env(), "HF_TOKEN": token})
+    assert_one_line(result, code, *fragments)
+    assert localhub.counters().commits == 0
+
+
+def test_a_hub_answering_html_is_one_line_saying_so(checkout: Path, tmp_path: Path, localhub_factory: Callable[..., LocalHub]) -> None:
+    local = localhub_factory(Scenario(faults=(Fault(endpoint="whoami", body=HTML, content_type="text/html"),)))
+    result = run(checkout, tmp_path, "deploy", **local.client_env())
+    assert_one_line(result, 1, "the Hub answered something that is not JSON (an HTML page?)", "--hub-endpoint or HF_ENDPOINT")
+
+
+# One env failing among others, through the library.
+
+
+def config_for(repo: Path, tmp_path: Path, **changes: object) -> ReleaseConfig:
+    return ReleaseConfig(
+        repo=repo, version="0.2.2", ref="v0.2.2", ref_reason="test", dist="openenv-core",
+        suffix="-0.2.2", staging_dir=tmp_path / "staging", jobs=1,
+    ).with_(**changes)
+
+
+def registry(*plugins: object) -> PluginRegistry:
+    pm = get_plugin_manager(entry_points=False)
+    for plugin in plugins:
+        pm.register(plugin)
+    return PluginRegistry(pm)
+
+
+def stage_all(checkout: Path, tmp_path: Path, *plugins: object) -> dict[str, StagedSpace]:
+    before = tree_digest(checkout)
+    staged = stage_envs(config_for(checkout, tmp_path), discover_envs(checkout), registry(*plugins))
+    assert tree_digest(checkout) == before, "the checkout changed"
+    return {s.env: s for s in staged}
+
+
+def test_an_env_dir_with_a_space_is_listed_as_not_deployable_and_the_others_stage(checkout: Path, tmp_path: Path) -> None:
+    shutil.copytree(checkout / "envs" / "a_env", checkout / "envs" / "a b")
+    specs = {s.name: s for s in discover_envs(checkout)}
+    assert not specs["a b"].deployable
+    assert specs["a b"].reason.startswith("'a b' is not a valid env name") and "rename the directory" in specs["a b"].reason
+    staged = stage_envs(config_for(checkout, tmp_path), select_envs(specs.values(), []), registry())
+    assert [(s.env, s.ok) for s in staged] == [("a_env", True), ("b_env", True)]
+    listed = cli("envs", "--json", "--repo", str(checkout))
+    assert listed.returncode == 0, listed.stderr
+    assert {e["env"]: e["deployable"] for e in json.loads(listed.stdout)} == {"a b": False, "a_env": True, "b_env": True}
+
+
+def broken(rel: str, content: str | bytes) -> Setup:
+    return lambda repo, tmp: write(repo / "envs" / "a_env" / rel, content)
+
+
+def outside_link(repo: Path, tmp: Path) -> None:
+    write(tmp / "outside.txt", "not in the checkout\n")
+    (repo / "envs" / "a_env" / "data.txt").symlink_to(tmp / "outside.txt")
+
+
+def huge_file(repo: Path, tmp: Path) -> None:
+    write(repo / "envs" / "a_env" / "data" / "weights.bin", b"")
+    with (repo / "envs" / "a_env" / "data" / "weights.bin").open("r+b") as f:
+        f.truncate(MAX_FILE_BYTES + 1_000_000)  # sparse: fast to make and to copy
+
+
+ENV_CASES = [
+    pytest.param(broken("pyproject.toml", "[project\nname = 'x'\n"), ["pyproject.toml:1: not valid TOML", "fix the file in the checkout"], id="pyproject-unparseable"),
+    pytest.param(broken("pyproject.toml", '[project]\nname = "x"\ndependencies = [1]\n'), ["pyproject.toml: project.dependencies must be a list of requirement strings"], id="pyproject-dependency-not-a-string"),
+    pytest.param(broken("pyproject.toml", 'project = "x"\n'), ["pyproject.toml: project is not a table"], id="pyproject-project-not-a-table"),
+    pytest.param(broken("server/Dockerfile", "RUN pip install x\nCMD [\"x\"]\n"), ["envs/a_env/server/Dockerfile:1: RUN before the first FROM", "fix the Dockerfile"], id="dockerfile-without-from"),
+    pytest.param(broken("server/Dockerfile", "FROM python:3.11\nFOO bar\nCMD [\"x\"]\n"), ["envs/a_env/server/Dockerfile:2: unknown instruction FOO"], id="dockerfile-unknown-instruction"),
+    pytest.param(broken("server/Dockerfile", b"FROM python:3.11\n# caf\xe9\n"), ["server/Dockerfile: not UTF-8 (byte 22)", "save the file as UTF-8"], id="dockerfile-not-utf8"),
+    pytest.param(broken("requirements.txt", b"openenv-core\xff\n"), ["envs/a_env/requirements.txt: not UTF-8"], id="requirements-not-utf8"),
+    pytest.param(broken("README.md", "---\ntitle: A\nsdk: docker\n# A\n"), ["README.md:1: front matter is not terminated", "fix the README front matter"], id="readme-unterminated-front-matter"),
+    pytest.param(broken("README.md", "---\n- a\n- b\n---\n# A\n"), ["README.md:2: front matter is not a YAML mapping"], id="readme-front-matter-is-a-list"),
+    pytest.param(broken("openenv.yaml", "name: a_env\nport: eighty\n"), ["openenv.yaml: port must be an integer 1-65535, got 'eighty'", "fix openenv.yaml"], id="openenv-yaml-bad-port"),
+    pytest.param(broken("openenv.yaml", "name: [a_env\n"), ["openenv.yaml:2: not valid YAML"], id="openenv-yaml-unparseable"),
+    pytest.param(outside_link, ["data.txt: symlink points outside the checkout", "replace it with a real file"], id="symlink-leaving-the-checkout"),
+    pytest.param(huge_file, ["data/weights.bin is 51.0 MB (and 1 more), over the 50 MB limit for a staged file", "plugin fix", "Hub dataset"], id="huge-file"),
+]
+
+
+@pytest.mark.parametrize(("setup", "fragments"), ENV_CASES)
+def test_one_bad_env_fails_alone(checkout: Path, tmp_path: Path, setup: Setup, fragments: list[str]) -> None:
+    setup(checkout, tmp_path)
+    staged = stage_all(checkout, tmp_path)
+    assert staged["b_env"].ok and staged["b_env"].files > 0
+    bad = staged["a_env"]
+    assert not bad.ok and bad.error is not None and bad.error.startswith("a_env: ")
+    assert "\n" not in bad.error and all(f in bad.error for f in fragments), bad.error
+    assert not bad.staged_dir.exists()
+
+
+class RaisingFix:
+    @hookimpl
+    def openenv_release_fixes(self, env: str) -> list[Fix]:
+        def explode(tree: Path) -> str:
+            raise KeyError("no such file in the plugin's table")
+
+        return [Fix("explode", "test", explode)] if env == "a_env" else []
+
+
+class RaisingCheck:
+    @hookimpl
+    def openenv_release_checks(self) -> list[Check]:
+        def explode(tree: Path) -> list[object]:
+            if (tree / "envs" / "a_env").is_dir():
+                raise ZeroDivisionError("division by zero")
+            return []
+
+        return [Check("explode-check", "test", explode)]
+
+
+@pytest.mark.parametrize(
+    ("plugin", "fragment"),
+    [
+        (RaisingFix(), "fix explode of plugin"),
+        (RaisingCheck(), "check explode-check of plugin"),
+    ],
+    ids=["fix", "check"],
+)
+def test_a_plugin_that_raises_fails_only_its_env(checkout: Path, tmp_path: Path, plugin: object, fragment: str) -> None:
+    staged = stage_all(checkout, tmp_path, plugin)
+    assert staged["b_env"].ok
+    error = staged["a_env"].error or ""
+    assert fragment in error and "failed: " in error and "OPENENV_RELEASE_DISABLE_PLUGINS" in error, error
+
+
+def test_crlf_files_stage_like_lf_files(checkout: Path, tmp_path: Path) -> None:
+    env = checkout / "envs" / "a_env"
+    for rel in ("server/Dockerfile", "pyproject.toml", "README.md"):
+        (env / rel).write_bytes((env / rel).read_bytes().replace(b"\n", b"\r\n"))
+    write(env / "openenv.yaml", b"name: a_env\r\nport: 8000\r\n")
+    write(env / "requirements.txt", b"openenv-core>=0.2\r\n")
+    staged = stage_all(checkout, tmp_path)
+    a = staged["a_env"]
+    assert a.ok, a.error
+    assert {c.file for c in a.changes} >= {"pyproject.toml", "Dockerfile", "README.md", "envs/a_env/requirements.txt"}
+    pin = b"openenv-core[core] @ git+https://github.com/huggingface/OpenEnv.git@v0.2.2"
+    assert pin + b"\r\n" in (a.staged_dir / "requirements.txt").read_bytes()
+    assert b"FROM ghcr.io/huggingface/openenv-base:latest\r\n" in (a.staged_dir / "Dockerfile").read_bytes()
+    assert "app_port: 8000" in (a.staged_dir / "README.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("fault", "fragment"),
+    [
+        pytest.param(Fault(endpoint="create_repo", status=402, count=1), "openenv/a_env-0.2.2: 402 Payment Required", id="402-on-create"),
+        pytest.param(Fault(endpoint="create_repo", body=HTML, count=1), "openenv/a_env-0.2.2: the Hub answered something that is not JSON", id="html-on-create"),
+        pytest.param(Fault(endpoint="commit", body=HTML, count=1), "openenv/a_env-0.2.2: the Hub answered something that is not JSON", id="html-on-commit"),
+    ],
+)
+def test_a_hub_failure_for_one_env_leaves_the_others_deployed(
+    checkout: Path, tmp_path: Path, localhub_factory: Callable[..., LocalHub], fault: Fault, fragment: str
+) -> None:
+    no_runs = SpaceBehaviour(build_error="not built in this test")  # no Space process starts
+    local = localhub_factory(Scenario(faults=(fault,), spaces=(no_runs,)))
+    config = config_for(checkout, tmp_path, hub_endpoint=local.endpoint)
+    hub = Hub.connect(local.endpoint, token=local.token, policy=FAST)
+    staged = stage_envs(config, discover_envs(checkout), registry())
+    deployed = {d.staged.env: d for d in deploy_all(hub, config, staged)}
+    assert deployed["b_env"].ok and deployed["b_env"].commit
+    error = deployed["a_env"].error or ""
+    assert error.startswith("a_env: ") and fragment in error, error
