@@ -36,6 +36,8 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _flatten(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    if isinstance(data, list) and all(isinstance(item, dict) for item in data):
+        data = {str(item.get("round", i)): item for i, item in enumerate(data)}
     if isinstance(data, dict):
         out: list[tuple[str, Any]] = []
         for key, value in data.items():
