@@ -3,7 +3,6 @@ through huggingface_hub's public API and the Hub façade."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,17 +20,6 @@ from releaselib.localhub import LocalHub
 from releaselib.retry import RetryPolicy
 
 FILES = {"README.md": "---\ntitle: t\n---\n# hi\n", "server/app.py": "print(1)\n", "a b/ü.txt": "x\n"}
-
-
-@pytest.fixture(scope="module")
-def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
-    with LocalHub(tmp_path_factory.mktemp("hub")) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def api(hub: LocalHub) -> HfApi:
-    return HfApi(endpoint=hub.endpoint, token=hub.token)
 
 
 @pytest.fixture(scope="module")

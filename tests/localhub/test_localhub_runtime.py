@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ssl
-from collections.abc import Iterator
 from pathlib import Path
 
 import certifi
@@ -21,17 +20,6 @@ from localhub_helpers import (
 from releaselib.localhub import LocalHub, free_port, start_space_process
 
 SETTLED = {"RUNNING", "RUNTIME_ERROR", "BUILD_ERROR"}
-
-
-@pytest.fixture(scope="module")
-def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
-    with LocalHub(tmp_path_factory.mktemp("hub")) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def api(hub: LocalHub) -> HfApi:
-    return HfApi(endpoint=hub.endpoint, token=hub.token)
 
 
 @pytest.fixture(scope="module")
