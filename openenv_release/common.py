@@ -6,16 +6,19 @@ import logging
 import os
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from invoke.context import Context
 from invoke.exceptions import Exit
 from rich.console import Console
 
-from releaselib.errors import ReleaseError, redact
-from releaselib.release import STEPS
+from releaselib.config import ReleaseConfig
+from releaselib.errors import ReleaseError, UsageError, redact
+from releaselib.ledger import Ledger, default_path
+from releaselib.release import STEPS, release_key
 
 FLAG_HELP = {
     "repo": "OpenEnv checkout (default: the current directory, if it is one)",
@@ -46,8 +49,9 @@ FLAG_HELP = {
 }
 
 
-def helps(*names: str) -> dict[str, str]:
-    return {name: FLAG_HELP[name] for name in names}
+def helps(*names: str, table: Mapping[str, str] = FLAG_HELP, **more: str) -> dict[str, str]:
+    """Invoke ``help=`` for the flags ``names`` (from ``table``), plus ``more``."""
+    return {**{name: table[name] for name in names}, **more}
 
 
 @contextmanager
@@ -85,3 +89,20 @@ def consoles(as_json: bool) -> Console:
 def release_config(c: Context) -> dict[str, Any]:
     section = c.config.get("release", {})
     return dict(section) if section else {}
+
+
+def open_ledger(config: ReleaseConfig, given: str | None, *, create: bool) -> Ledger | None:
+    """``--ledger PATH``, else the release's default ledger: created when ``create``, else
+    only when it already exists (steps record into a release's ledger "when it exists")."""
+    path = Path(given) if given else default_path(config)
+    if given or create or path.exists():
+        return Ledger.load(path, release_key(config))
+    return None
+
+
+def require_ledger(config: ReleaseConfig, given: str | None, *, remedy: str) -> Ledger:
+    """The release's ledger; UsageError naming where it was looked for when there is none."""
+    ledger = open_ledger(config, given, create=False)
+    if ledger is None:
+        raise UsageError(f"no release ledger at {default_path(config)}", remedy=remedy)
+    return ledger

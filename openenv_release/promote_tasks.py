@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json as jsonlib
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from invoke.context import Context
@@ -14,7 +13,14 @@ from invoke.tasks import task
 from rich.console import Console
 from rich.table import Table
 
-from openenv_release.common import consoles, release_config, reported
+from openenv_release.common import (
+    FLAG_HELP,
+    consoles,
+    helps,
+    release_config,
+    reported,
+    require_ledger,
+)
 from releaselib import console as out
 from releaselib.cleanup import Cleanup
 from releaselib.cleanup import cleanup as cleanup_step
@@ -22,7 +28,7 @@ from releaselib.collection import CollectionSync, sync_collection
 from releaselib.config import ReleaseConfig
 from releaselib.errors import UsageError
 from releaselib.hub import Hub
-from releaselib.ledger import Ledger, default_path
+from releaselib.ledger import Ledger
 from releaselib.options import Options, build_config
 from releaselib.pin import commit_pins
 from releaselib.pin_step import PinDecision, pin_envs
@@ -33,21 +39,11 @@ from releaselib.records import Verdict
 from releaselib.verdicts import from_ledger
 
 HELP = {
-    "repo": "OpenEnv checkout (default: the current directory, if it is one)",
-    "version": "release version (default: the checkout's pyproject version)",
-    "namespace": "Hub namespace of the Spaces (default: openenv)",
-    "suffix": "Space suffix (default: -<version>)",
+    **FLAG_HELP,
     "env": "env to decide for (repeatable; default: every env with a verdict)",
     "staging_dir": "where the release's ledger lives unless --ledger (default: ./hf-staging)",
     "ledger": "the release ledger holding the verdicts (default: the release's ledger)",
-    "hub_endpoint": "Hub URL (default: HF_ENDPOINT, else https://huggingface.co)",
-    "dry_run": "print the plan; change nothing",
-    "json": "print one JSON document on stdout instead of tables",
 }
-
-
-def helps(*names: str, **more: str) -> dict[str, str]:
-    return {**{name: HELP[name] for name in names}, **more}
 
 
 def setup(
@@ -57,13 +53,7 @@ def setup(
     config, resolution = build_config(options, release_config(c))
     console = consoles(as_json)
     out.print_tuple(console, config, resolution)
-    path = Path(ledger) if ledger else default_path(config)
-    if not path.is_file():
-        raise UsageError(
-            f"no release ledger at {path}, so there are no verdicts",
-            remedy="run `verify` first, or pass --ledger PATH",
-        )
-    book = Ledger.load(path, config.as_json())
+    book = require_ledger(config, ledger, remedy="run `verify` first, or pass --ledger PATH")
     return config, console, book, from_ledger(book)
 
 
@@ -87,8 +77,17 @@ def emit(as_json: bool, config: ReleaseConfig, key: str, items: Sequence[Any]) -
 @task(
     iterable=["env"],
     help=helps(
-        "repo", "version", "namespace", "suffix", "env", "staging_dir", "ledger",
-        "hub_endpoint", "dry_run", "json",
+        "repo",
+        "version",
+        "namespace",
+        "suffix",
+        "env",
+        "staging_dir",
+        "ledger",
+        "hub_endpoint",
+        "dry_run",
+        "json",
+        table=HELP,
         create_missing="create a canonical Space that does not exist yet",
     ),
 )
@@ -109,23 +108,46 @@ def promote(
     """Publish each PASSed candidate's verified tree into its canonical Spaces; exit 1 if any
     promotion failed."""
     with reported():
-        options = Options(repo=repo, version=version, namespace=namespace, suffix=suffix,
-                          staging_dir=staging_dir, hub_endpoint=hub_endpoint)
+        options = Options(
+            repo=repo,
+            version=version,
+            namespace=namespace,
+            suffix=suffix,
+            staging_dir=staging_dir,
+            hub_endpoint=hub_endpoint,
+        )
         config, console, book, verdicts = setup(c, options, ledger, json)
         registry = PluginRegistry(get_plugin_manager())
         decisions = promote_step(
-            Hub.connect(config.hub_endpoint), config, verdicts, registry, envs=env or None,
-            create_missing=create_missing, dry_run=dry_run,
+            Hub.connect(config.hub_endpoint),
+            config,
+            verdicts,
+            registry,
+            envs=env or None,
+            create_missing=create_missing,
+            dry_run=dry_run,
         )
         if not dry_run:
             record_promotions(book, decisions)
         emit(json, config, "promotions", decisions)
         if not json:
-            show(console, "promote plan" if dry_run else "promoted",
-                 ("env", "candidate", "target", "status", "files", "variables", "reason"),
-                 [(d.env, d.candidate, d.target, d.status,
-                   f"+{len(d.upload)} -{len(d.delete)}", ", ".join(d.variables) or "-",
-                   d.reason or "-") for d in decisions])
+            show(
+                console,
+                "promote plan" if dry_run else "promoted",
+                ("env", "candidate", "target", "status", "files", "variables", "reason"),
+                [
+                    (
+                        d.env,
+                        d.candidate,
+                        d.target,
+                        d.status,
+                        f"+{len(d.upload)} -{len(d.delete)}",
+                        ", ".join(d.variables) or "-",
+                        d.reason or "-",
+                    )
+                    for d in decisions
+                ],
+            )
         if any(d.status == "failed" for d in decisions):
             raise Exit(code=1)
 
@@ -136,7 +158,9 @@ def record_promotions(book: Ledger, decisions: Sequence[Promotion]) -> None:
         mine = [d for d in decisions if d.env == env]
         failed = any(d.status == "failed" for d in mine)
         book.record(
-            env, "promote", status="failed" if failed else "done",
+            env,
+            "promote",
+            status="failed" if failed else "done",
             decision="promoted" if all(d.done for d in mine) else "held",
             targets=[d.target for d in mine],
             reason="; ".join(f"{d.target}: {d.reason}" for d in mine if d.reason),
@@ -147,8 +171,15 @@ def record_promotions(book: Ledger, decisions: Sequence[Promotion]) -> None:
 @task(
     iterable=["space_id"],
     help=helps(
-        "repo", "version", "namespace", "suffix", "staging_dir", "ledger", "hub_endpoint",
+        "repo",
+        "version",
+        "namespace",
+        "suffix",
+        "staging_dir",
+        "ledger",
+        "hub_endpoint",
         "json",
+        table=HELP,
         space_id="add this PASSed candidate (repeatable; default: every PASSed candidate)",
         collection_slug="sync the collection with this slug (an alias resolves) instead",
         collection_namespace="namespace of the collection (default: the Spaces' namespace)",
@@ -181,16 +212,25 @@ def collection(
         if private and public:
             raise UsageError("--private and --public contradict each other", remedy="pass one")
         options = Options(
-            repo=repo, version=version, namespace=namespace, suffix=suffix,
-            staging_dir=staging_dir, hub_endpoint=hub_endpoint,
+            repo=repo,
+            version=version,
+            namespace=namespace,
+            suffix=suffix,
+            staging_dir=staging_dir,
+            hub_endpoint=hub_endpoint,
             collection_namespace=collection_namespace,
             private=False if public else True if private else None,
         )
         config, console, book, verdicts = setup(c, options, ledger, json)
         synced = sync_collection(
-            Hub.connect(config.hub_endpoint), config, verdicts,
-            PluginRegistry(get_plugin_manager()), space_ids=space_id or [],
-            slug=collection_slug, include_global=global_, dry_run=dry_run,
+            Hub.connect(config.hub_endpoint),
+            config,
+            verdicts,
+            PluginRegistry(get_plugin_manager()),
+            space_ids=space_id or [],
+            slug=collection_slug,
+            include_global=global_,
+            dry_run=dry_run,
         )
         if not dry_run:
             record_collection(book, synced[0], verdicts)
@@ -222,8 +262,16 @@ def print_collection(console: Console, sync: CollectionSync, *, dry_run: bool) -
 @task(
     iterable=["env"],
     help=helps(
-        "repo", "version", "namespace", "suffix", "env", "staging_dir", "ledger",
-        "hub_endpoint", "json",
+        "repo",
+        "version",
+        "namespace",
+        "suffix",
+        "env",
+        "staging_dir",
+        "ledger",
+        "hub_endpoint",
+        "json",
+        table=HELP,
         commit="commit the changed pyprojects in one git commit on the current branch",
     ),
 )
@@ -243,8 +291,14 @@ def pin(
     """Pin FAILed envs below the release in the checkout and lift the old pins of passing ones;
     prints the diff. The only task that writes to the checkout."""
     with reported():
-        options = Options(repo=repo, version=version, namespace=namespace, suffix=suffix,
-                          staging_dir=staging_dir, hub_endpoint=hub_endpoint)
+        options = Options(
+            repo=repo,
+            version=version,
+            namespace=namespace,
+            suffix=suffix,
+            staging_dir=staging_dir,
+            hub_endpoint=hub_endpoint,
+        )
         config, console, book, verdicts = setup(c, options, ledger, json)
         decisions = pin_envs(Hub.connect(config.hub_endpoint), config, verdicts, envs=env or None)
         for d in decisions:
@@ -252,11 +306,15 @@ def pin(
             book.record(d.env, "pin", status="failed" if d.error else "done", **data)
         sha = None
         if commit:
-            sha = commit_pins(config.repo, [d.result for d in decisions if d.result],
-                              version=config.version)
+            sha = commit_pins(
+                config.repo, [d.result for d in decisions if d.result], version=config.version
+            )
         if json:
-            doc = {"config": config.as_json(), "pins": [d.as_json() for d in decisions],
-                   "commit": sha}
+            doc = {
+                "config": config.as_json(),
+                "pins": [d.as_json() for d in decisions],
+                "commit": sha,
+            }
             print(jsonlib.dumps(doc, indent=2))
         else:
             print_pins(console, decisions, sha, commit=commit)
@@ -267,9 +325,12 @@ def pin(
 def print_pins(
     console: Console, decisions: Sequence[PinDecision], sha: str | None, *, commit: bool
 ) -> None:
-    show(console, "pins", ("env", "decision", "changed", "reason"),
-         [(d.env, d.decision, "yes" if d.changed else "no", d.error or d.reason)
-          for d in decisions])
+    show(
+        console,
+        "pins",
+        ("env", "decision", "changed", "reason"),
+        [(d.env, d.decision, "yes" if d.changed else "no", d.error or d.reason) for d in decisions],
+    )
     for d in decisions:
         if d.changed and d.result is not None:
             console.print(d.result.diff, markup=False, highlight=False, end="")
@@ -279,8 +340,15 @@ def print_pins(
 
 @task(
     help=helps(
-        "repo", "version", "namespace", "suffix", "staging_dir", "ledger", "hub_endpoint",
+        "repo",
+        "version",
+        "namespace",
+        "suffix",
+        "staging_dir",
+        "ledger",
+        "hub_endpoint",
         "json",
+        table=HELP,
         archive="make promoted candidates private and pause them",
         delete="delete promoted candidates",
         yes="do it; without --yes only the plan is printed",
@@ -303,23 +371,38 @@ def cleanup(
     """Archive or delete the candidates whose canonical promotion is complete."""
     with reported():
         if archive == delete:
-            raise UsageError("pass exactly one of --archive and --delete",
-                             remedy="e.g. cleanup --archive --yes")
-        options = Options(repo=repo, version=version, namespace=namespace, suffix=suffix,
-                          staging_dir=staging_dir, hub_endpoint=hub_endpoint)
+            raise UsageError(
+                "pass exactly one of --archive and --delete", remedy="e.g. cleanup --archive --yes"
+            )
+        options = Options(
+            repo=repo,
+            version=version,
+            namespace=namespace,
+            suffix=suffix,
+            staging_dir=staging_dir,
+            hub_endpoint=hub_endpoint,
+        )
         config, console, book, verdicts = setup(c, options, ledger, json)
         results = cleanup_step(
-            Hub.connect(config.hub_endpoint), config, verdicts,
-            PluginRegistry(get_plugin_manager()), action="delete" if delete else "archive",
+            Hub.connect(config.hub_endpoint),
+            config,
+            verdicts,
+            PluginRegistry(get_plugin_manager()),
+            action="delete" if delete else "archive",
             apply=yes,
         )
         record_cleanup(book, results)
         emit(json, config, "cleanup", results)
         if not json:
-            show(console, "cleanup" if yes else "cleanup plan (pass --yes to do it)",
-                 ("env", "candidate", "status", "steps", "reason"),
-                 [(r.env, r.space_id, r.status, ", ".join(r.steps) or "-", r.reason or "-")
-                  for r in results])
+            show(
+                console,
+                "cleanup" if yes else "cleanup plan (pass --yes to do it)",
+                ("env", "candidate", "status", "steps", "reason"),
+                [
+                    (r.env, r.space_id, r.status, ", ".join(r.steps) or "-", r.reason or "-")
+                    for r in results
+                ],
+            )
         if any(r.status == "failed" for r in results):
             raise Exit(code=1)
 

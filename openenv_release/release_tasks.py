@@ -11,7 +11,7 @@ from invoke.exceptions import Exit
 from invoke.tasks import task
 from rich.console import Console
 
-from openenv_release.common import consoles, helps, release_config, reported
+from openenv_release.common import consoles, helps, release_config, reported, require_ledger
 from releaselib import console as out
 from releaselib.config import RefResolution, ReleaseConfig
 from releaselib.discover import discover_envs, select_envs
@@ -24,10 +24,6 @@ from releaselib.rehearse import rehearse as run_rehearsal
 from releaselib.release import Release, ReleaseOptions, release_key
 from releaselib.report import build_report, write_briefing
 from releaselib.status import board, runtimes_of
-
-
-def open_ledger(config: ReleaseConfig, path: str | None) -> Ledger:
-    return Ledger.load(Path(path) if path else default_path(config), release_key(config))
 
 
 def tuple_for(
@@ -97,7 +93,7 @@ def release(
         out.print_tuple(console, config, resolution)
         specs = select_envs(discover_envs(config.repo), env or [])
         hub = Hub.connect(config.hub_endpoint)
-        book = open_ledger(config, ledger)
+        book = Ledger.load(Path(ledger) if ledger else default_path(config), release_key(config))
         registry = PluginRegistry(get_plugin_manager())
         run = Release(config, resolution, hub, registry, book, options, console.print).run(specs)
         if json:
@@ -130,7 +126,8 @@ def status(
             hub_endpoint=hub_endpoint,
         )
         hub = Hub.connect(config.hub_endpoint)
-        rows = board(open_ledger(config, ledger), runtimes_of(hub.list_spaces(config.namespace)))
+        book = require_ledger(config, ledger, remedy="run `release` first, or pass --ledger PATH")
+        rows = board(book, runtimes_of(hub.list_spaces(config.namespace)))
         if json:
             print(jsonlib.dumps([r.as_json() for r in rows], indent=2))
         else:
@@ -152,7 +149,7 @@ def report(
         config, resolution = tuple_for(
             c, repo, version, namespace=namespace, staging_dir=staging_dir
         )
-        book = open_ledger(config, ledger)
+        book = require_ledger(config, ledger, remedy="run `release` first, or pass --ledger PATH")
         data = build_report(config, book, ref_reason=resolution.reason)
         markdown, as_json = write_briefing(
             data, book.path.parent, book.path.stem.replace("ledger-", "briefing-", 1)

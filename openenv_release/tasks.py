@@ -13,19 +13,20 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 from invoke.tasks import task
 
-from openenv_release.common import consoles, helps, release_config, reported
+from openenv_release.common import consoles, helps, open_ledger, release_config, reported
 from openenv_release.localhub_tasks import localhub
 from openenv_release.plugin_tasks import plugin
 from openenv_release.promote_tasks import cleanup, collection, pin, promote
 from openenv_release.release_tasks import rehearse, release, report, status
 from openenv_release.verify_tasks import recover, verify
 from releaselib import console as out
-from releaselib.deploy import check_repo_id, deploy_all, plan_all
+from releaselib.deploy import Deployed, check_repo_id, deploy_all, plan_all
 from releaselib.discover import discover_envs, select_envs
 from releaselib.errors import UsageError
 from releaselib.hub import Hub
 from releaselib.options import Options, build_config, find_repo, pick
 from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.release import record_deploy, record_stage
 from releaselib.stage import stage_envs
 
 
@@ -131,6 +132,7 @@ def stage(
         "jobs",
         "staging_dir",
         "hub_endpoint",
+        "ledger",
         "dry_run",
         "json",
     ),
@@ -149,10 +151,12 @@ def deploy(
     jobs: int | None = None,
     staging_dir: str | None = None,
     hub_endpoint: str | None = None,
+    ledger: str | None = None,
     dry_run: bool = False,
     json: bool = False,
 ) -> None:
-    """Stage, then push private version-suffixed candidate Spaces, sending only what changed."""
+    """Stage, then push private version-suffixed candidate Spaces, sending only what changed;
+    results go to the release's ledger when it exists (or to --ledger)."""
     with reported():
         if private and public:
             raise UsageError("--private and --public contradict each other", remedy="pass one")
@@ -176,13 +180,17 @@ def deploy(
         if dry_run:
             results = plan_all(hub, config, staged, repo_id=target)
         else:
-            results = deploy_all(
-                hub,
-                config,
-                staged,
-                repo_id=target,
-                on_done=lambda d: console.print(out.deploy_line(d)),
-            )
+            book = open_ledger(config, ledger, create=False)
+
+            def done(d: Deployed) -> None:
+                console.print(out.deploy_line(d))
+                if book is not None and target is None:
+                    record_deploy(book, d)
+
+            if book is not None and target is None:
+                for s in staged:
+                    record_stage(book, s)
+            results = deploy_all(hub, config, staged, repo_id=target, on_done=done)
         if json:
             print(
                 jsonlib.dumps(

@@ -6,7 +6,6 @@ import json as jsonlib
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from invoke.context import Context
@@ -16,13 +15,12 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from openenv_release.common import consoles, release_config, reported
+from openenv_release.common import consoles, helps, open_ledger, release_config, reported
 from releaselib import console as out
-from releaselib.config import ReleaseConfig
 from releaselib.discover import check_env_flags, discover_envs, select_envs
 from releaselib.errors import UsageError
 from releaselib.hub import Hub
-from releaselib.ledger import Ledger, default_path
+from releaselib.ledger import Ledger
 from releaselib.options import Options, build_config, pick
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.probe import Outcome
@@ -40,13 +38,8 @@ from releaselib.verify import (
 
 COLOURS = {"PASS": "green", "FAIL": "red", "INCONCLUSIVE": "yellow"}
 HELP = {
-    "repo": "OpenEnv checkout (default: the current directory, if it is one)",
-    "version": "release version (default: the checkout's pyproject version)",
-    "namespace": "Hub namespace of the Spaces (default: openenv)",
-    "suffix": "Space suffix (default: -<version>)",
+    **helps("repo", "version", "namespace", "suffix", "json", "hub_endpoint"),
     "jobs": "how many Spaces to probe at once (default 4)",
-    "json": "print one JSON document on stdout instead of tables",
-    "hub_endpoint": "Hub URL (default: HF_ENDPOINT, else https://huggingface.co)",
     "env": "env whose candidate to verify (repeatable; default: every Space with the suffix)",
     "space_id": "also verify this owner/name Space (repeatable)",
     "timeout": f"seconds per probe request (default {DEFAULT_TIMEOUT:g}; slow envs get more)",
@@ -54,12 +47,6 @@ HELP = {
     "ledger": "record results in this ledger (default: the release's ledger, if it exists)",
     "staging_dir": "where the release's ledger is looked for (default: ./hf-staging)",
 }
-
-
-def open_ledger(given: str | None, config: ReleaseConfig) -> Ledger | None:
-    """``--ledger PATH``, else the release's default ledger when it already exists."""
-    path = Path(given) if given else default_path(config)
-    return Ledger.load(path, config.as_json()) if given or path.exists() else None
 
 
 @contextmanager
@@ -180,7 +167,7 @@ def verify(
                 f"no Space of {config.namespace} ends with {config.suffix}",
                 remedy="deploy first, or pass --env/--space-id",
             )
-        book = open_ledger(ledger, config)
+        book = open_ledger(config, ledger, create=False)
         with progress(console, ids) as update:
             results = verify_spaces(
                 hub,
@@ -288,7 +275,7 @@ def recover(
             if recovery.recovered
             else []
         )
-        book = open_ledger(ledger, config)
+        book = open_ledger(config, ledger, create=False)
         if results:
             record(book, results[0], recovery=recovery.as_json())
         elif book is not None:  # not ready: no verdict, so a rerun verifies again

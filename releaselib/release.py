@@ -18,7 +18,7 @@ from typing import Any
 from releaselib import pin as pins
 from releaselib.collection import sync_collection
 from releaselib.config import RefResolution, ReleaseConfig
-from releaselib.deploy import deploy_one
+from releaselib.deploy import Deployed, deploy_one
 from releaselib.errors import UsageError
 from releaselib.hub import Hub
 from releaselib.ledger import Ledger
@@ -130,27 +130,8 @@ class Release:
         for spec in specs:
             result = stage_env(self.config, spec, self.registry)
             staged.append(result)
-            known = self.ledger.env(spec.name).manifest_hash
-            if (
-                result.ok
-                and known == result.manifest_hash
-                and self.ledger.done(spec.name, "stage", result.manifest_hash)
-            ):
-                continue
-            if known is not None and known != result.manifest_hash:
-                self.ledger.invalidate_from(spec.name, "deploy")
-            self.ledger.record(
-                spec.name,
-                "stage",
-                status="done" if result.ok else "failed",
-                manifest_hash=result.manifest_hash or None,
-                space_id=result.space_id,
-                files=result.files,
-                bytes=result.bytes,
-                fixes=list(result.fixes),
-                error=result.error,
-            )
-            self.event(f"staged {spec.name}: {'ok' if result.ok else result.error}")
+            if record_stage(self.ledger, result):
+                self.event(f"staged {spec.name}: {'ok' if result.ok else result.error}")
         return staged
 
     def pending(self, envs: Sequence[str], step: str, before: str) -> list[str]:
@@ -176,20 +157,7 @@ class Release:
             if s.env not in todo:
                 continue
             d = deploy_one(self.hub, self.config, s, s.space_id)
-            self.ledger.record(
-                s.env,
-                "deploy",
-                status="done" if d.ok else "failed",
-                space_id=d.space_id,
-                created=d.created,
-                commit=d.commit,
-                head=d.head,
-                unchanged=d.unchanged,
-                files_sent=d.files_sent,
-                bytes_sent=d.bytes_sent,
-                visibility_changed=d.visibility_changed,
-                error=d.error,
-            )
+            record_deploy(self.ledger, d)
             self.event(f"deployed {s.env}: {d.error or (d.commit or 'unchanged')}")
 
     def verify(self, envs: list[str]) -> None:
@@ -279,3 +247,45 @@ class Release:
         if self.options.commit_pins and any(r.changed for r in results):
             sha = pins.commit_pins(self.config.repo, results, version=self.config.version)
             self.event(f"pins committed: {sha}")
+
+
+def record_stage(ledger: Ledger, result: StagedSpace) -> bool:
+    """Record a staging result unless the ledger already has it done for the same content; an
+    env whose content changed is redone from deploy. True when something was recorded."""
+    known = ledger.env(result.env).manifest_hash
+    if result.ok and known == result.manifest_hash and ledger.done(
+        result.env, "stage", result.manifest_hash
+    ):
+        return False
+    if known is not None and known != result.manifest_hash:
+        ledger.invalidate_from(result.env, "deploy")
+    ledger.record(
+        result.env,
+        "stage",
+        status="done" if result.ok else "failed",
+        manifest_hash=result.manifest_hash or None,
+        space_id=result.space_id,
+        files=result.files,
+        bytes=result.bytes,
+        fixes=list(result.fixes),
+        error=result.error,
+    )
+    return True
+
+
+def record_deploy(ledger: Ledger, d: Deployed) -> None:
+    """Record what deploying one env did (its head sha is what verify checks)."""
+    ledger.record(
+        d.staged.env,
+        "deploy",
+        status="done" if d.ok else "failed",
+        space_id=d.space_id,
+        created=d.created,
+        commit=d.commit,
+        head=d.head,
+        unchanged=d.unchanged,
+        files_sent=d.files_sent,
+        bytes_sent=d.bytes_sent,
+        visibility_changed=d.visibility_changed,
+        error=d.error,
+    )

@@ -172,3 +172,27 @@ def test_faults_on_a_fifth_of_requests_end_in_the_same_state_without_duplicate_c
     for d in results.values():
         assert remote_tree(api, d.space_id) == {p: sha for p, (sha, _) in d.staged.manifest.items()}
         assert len(api.list_repo_commits(d.space_id, repo_type="space")) == 1
+
+
+def test_the_deploy_task_records_into_the_release_ledger_when_it_exists(localhub, checkout, tmp_path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from releaselib.ledger import Ledger, default_path
+    from releaselib.release import release_key
+
+    config = config_for(checkout, tmp_path)
+    Ledger.load(default_path(config), release_key(config))
+    code = "from openenv_release.cli import main; main()"
+    env = {**os.environ, **localhub.client_env(), "OPENENV_RELEASE_REMOTE": str(tmp_path / "none")}
+    args = ["deploy", "--repo", str(checkout), "--staging-dir", str(tmp_path / "staging"), "--version", "0.2.2", "--env", "alpha_env"]
+    result = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    recorded = json.loads(default_path(config).read_text())["envs"]
+    assert set(recorded) == {"alpha_env"}
+    assert recorded["alpha_env"]["stage"]["status"] == "done"
+    deploy = recorded["alpha_env"]["deploy"]
+    assert deploy["status"] == "done" and deploy["created"] and deploy["head"] == deploy["commit"]
+    assert localhub.token not in default_path(config).read_text()
