@@ -2,7 +2,7 @@
 
 from env_plugins._common import tarball_instead_of_clone
 from releaselib.hookspecs import hookimpl
-from releaselib.records import CanonicalTarget, EnvProfile, Fix
+from releaselib.records import CanonicalTarget, EnvProfile, Fix, Probe
 
 ENV = "browsergym_env"
 MINIWOB = "https://github.com/Farama-Foundation/miniwob-plusplus.git"
@@ -19,3 +19,14 @@ def openenv_release_fixes(env: str) -> tuple[Fix, ...]:
     if env != ENV:
         return ()
     return (tarball_instead_of_clone(MINIWOB, MINIWOB_COMMIT, "/app/miniwob-plusplus"),)
+
+
+@hookimpl
+def openenv_release_probes(env: str) -> tuple[Probe, ...]:
+    # Schema-derived step bodies fail here: action_str must be a BrowserGym action; noop() is always
+    # valid..
+    return (
+        (Probe("step", "POST", "/step", {"action": {"action_str": "noop()"}}),)
+        if env == ENV
+        else ()
+    )

@@ -143,3 +143,19 @@ def test_a_git_clone_becomes_a_pinned_tarball(tmp_path: Path) -> None:
 def test_maze_and_snake_fix_is_registered(env: str) -> None:
     registry = PluginRegistry(get_plugin_manager(entry_points=False))
     assert [o.record.name for o in registry.fixes(env)] == ["legacy-pythonpath"]
+
+
+@pytest.mark.parametrize(
+    ("env", "action"),
+    [
+        ("wildfire_env", {"action": "wait"}),
+        ("chess_env", {"move": "e2e4"}),
+        ("finqa_env", {"tool_name": "get_descriptions", "arguments": {"company_name": "apple"}}),
+    ],
+)
+def test_envs_whose_schema_cannot_give_a_valid_step_bring_their_own(env: str, action: dict) -> None:
+    from releaselib.verify import step_body_of
+
+    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    assert step_body_of(registry.probes(env)) == {"action": action}
+    assert step_body_of(registry.probes("echo_env")) is None  # echo's schema gives a valid step
