@@ -106,3 +106,10 @@ def require_ledger(config: ReleaseConfig, given: str | None, *, remedy: str) -> 
     if ledger is None:
         raise UsageError(f"no release ledger at {default_path(config)}", remedy=remedy)
     return ledger
+
+
+def visibility(private: bool, public: bool) -> bool | None:
+    """``--private``/``--public`` as the release tuple's ``private`` (None: neither given)."""
+    if private and public:
+        raise UsageError("--private and --public contradict each other", remedy="pass one")
+    return False if public else True if private else None

@@ -20,6 +20,7 @@ from openenv_release.common import (
     release_config,
     reported,
     require_ledger,
+    visibility,
 )
 from releaselib import console as out
 from releaselib.cleanup import Cleanup
@@ -209,8 +210,6 @@ def collection(
 ) -> None:
     """Sync the versioned collection with the PASSed candidates."""
     with reported():
-        if private and public:
-            raise UsageError("--private and --public contradict each other", remedy="pass one")
         options = Options(
             repo=repo,
             version=version,
@@ -219,7 +218,7 @@ def collection(
             staging_dir=staging_dir,
             hub_endpoint=hub_endpoint,
             collection_namespace=collection_namespace,
-            private=False if public else True if private else None,
+            private=visibility(private, public),
         )
         config, console, book, verdicts = setup(c, options, ledger, json)
         synced = sync_collection(

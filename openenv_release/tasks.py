@@ -13,7 +13,14 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 from invoke.tasks import task
 
-from openenv_release.common import consoles, helps, open_ledger, release_config, reported
+from openenv_release.common import (
+    consoles,
+    helps,
+    open_ledger,
+    release_config,
+    reported,
+    visibility,
+)
 from openenv_release.localhub_tasks import localhub
 from openenv_release.plugin_tasks import plugin
 from openenv_release.promote_tasks import cleanup, collection, pin, promote
@@ -22,7 +29,6 @@ from openenv_release.verify_tasks import recover, verify
 from releaselib import console as out
 from releaselib.deploy import Deployed, check_repo_id, deploy_all, plan_all
 from releaselib.discover import discover_envs, select_envs
-from releaselib.errors import UsageError
 from releaselib.hub import Hub
 from releaselib.options import Options, build_config, find_repo, pick
 from releaselib.plugins import PluginRegistry, get_plugin_manager
@@ -158,8 +164,6 @@ def deploy(
     """Stage, then push private version-suffixed candidate Spaces, sending only what changed;
     results go to the release's ledger when it exists (or to --ledger)."""
     with reported():
-        if private and public:
-            raise UsageError("--private and --public contradict each other", remedy="pass one")
         options = Options(
             repo=repo,
             version=version,
@@ -168,7 +172,7 @@ def deploy(
             jobs=jobs,
             staging_dir=staging_dir,
             hub_endpoint=hub_endpoint,
-            private=False if public else True if private else None,
+            private=visibility(private, public),
         )
         config, resolution = build_config(options, release_config(c))
         console = consoles(json)
