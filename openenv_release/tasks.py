@@ -27,7 +27,7 @@ from openenv_release.promote_tasks import cleanup, collection, pin, promote
 from openenv_release.release_tasks import rehearse, release, report, status
 from openenv_release.verify_tasks import recover, verify
 from releaselib import console as out
-from releaselib.deploy import Deployed, check_repo_id, deploy_all, plan_all
+from releaselib.deploy import Deployed, canonical_fence, check_repo_id, deploy_all, plan_all
 from releaselib.discover import discover_envs, select_envs
 from releaselib.hub import Hub
 from releaselib.options import Options, build_config, find_repo, pick
@@ -178,11 +178,13 @@ def deploy(
         console = consoles(json)
         out.print_tuple(console, config, resolution)
         specs = select_envs(discover_envs(config.repo), [] if all_ else env or [])
-        target = check_repo_id(repo_id, [s.name for s in specs]) if repo_id else None
-        staged = stage_envs(config, specs, PluginRegistry(get_plugin_manager()))
+        registry = PluginRegistry(get_plugin_manager())
+        fence = canonical_fence(config, registry)
+        target = check_repo_id(repo_id, [s.name for s in specs], fence) if repo_id else None
+        staged = stage_envs(config, specs, registry)
         hub = Hub.connect(config.hub_endpoint)
         if dry_run:
-            results = plan_all(hub, config, staged, repo_id=target)
+            results = plan_all(hub, config, staged, fence=fence, repo_id=target)
         else:
             book = open_ledger(config, ledger, create=False)
 
@@ -194,7 +196,9 @@ def deploy(
             if book is not None and target is None:
                 for s in staged:
                     record_stage(book, s)
-            results = deploy_all(hub, config, staged, repo_id=target, on_done=done)
+            results = deploy_all(
+                hub, config, staged, fence=fence, repo_id=target, on_done=done
+            )
         if json:
             print(
                 jsonlib.dumps(

@@ -17,6 +17,7 @@ from rich.table import Table
 
 from openenv_release.common import consoles, helps, open_ledger, release_config, reported
 from releaselib import console as out
+from releaselib.deploy import canonical_fence
 from releaselib.discover import check_env_flags, discover_envs, select_envs
 from releaselib.errors import UsageError
 from releaselib.hub import Hub
@@ -262,6 +263,7 @@ def recover(
             wait=number("wait", wait, configured, 600.0),
             recreate=recreate and yes,
             on_action=lambda action: console.print(f"[bold]action:[/] {action}"),
+            fence=canonical_fence(config, registry),
         )
         results = (
             verify_spaces(

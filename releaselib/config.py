@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from releaselib.errors import UsageError
+from releaselib.space_ids import CandidateId, check_suffix
 
 DEFAULT_NAMESPACE = "openenv"
 DEFAULT_BASE_REPO = "ghcr.io/huggingface/openenv-base"
@@ -70,8 +71,12 @@ class ReleaseConfig:
     hub_endpoint: str | None = None
     jobs: int = 4
 
-    def space_id(self, env: str) -> str:
-        return f"{self.namespace}/{env}{self.suffix}"
+    def __post_init__(self) -> None:
+        check_suffix(self.suffix)
+
+    def space_id(self, env: str) -> CandidateId:
+        """``env``'s candidate Space of this release."""
+        return CandidateId.of(self.namespace, env, self.suffix)
 
     def with_(self, **changes: Any) -> ReleaseConfig:
         return replace(self, **changes)

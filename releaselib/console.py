@@ -151,8 +151,8 @@ def print_deployed(console: Console, results: Sequence[Deployed], *, dry_run: bo
     for d in results:
         if d.error:
             console.print(f"[red]error:[/] {d.error}", soft_wrap=True)
-        elif d.plan and d.plan.note:
-            console.print(f"[yellow]note:[/] {d.space_id}: {d.plan.note}")
+        elif note := d.note or (d.plan.note if d.plan else None):
+            console.print(f"[yellow]note:[/] {d.space_id}: {note}")
 
 
 CELL_STYLE = {Cell.DONE: "green", Cell.FAILED: "red", Cell.PENDING: "yellow", Cell.SKIPPED: "dim"}

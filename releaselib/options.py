@@ -19,6 +19,7 @@ from releaselib.records import SPACE_ID
 from releaselib.refs import resolve_ref
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
+from releaselib.space_ids import check_suffix
 
 ENV_PREFIX = "OPENENV_RELEASE_"
 #: The checkout's folders that staging reads (with the root pyproject.toml).
@@ -53,6 +54,22 @@ def pick(name: str, flag: Any, configured: Mapping[str, Any], default: Any = Non
         return env
     if configured.get(name) is not None:
         return configured[name]
+    return default
+
+
+def pick_suffix(flag: str | None, configured: Mapping[str, Any], default: str) -> str:
+    """The suffix from the flag, ``OPENENV_RELEASE_SUFFIX`` or the config file, else
+    ``default``. A source that is set but empty or blank is not skipped: it is a UsageError
+    naming that source, since an empty suffix would make a candidate a canonical Space."""
+    var = ENV_PREFIX + "SUFFIX"
+    sources = (
+        ("--suffix {!r}", flag),
+        (var + "={!r}", os.environ.get(var)),
+        ("invoke config release.suffix {!r}", configured.get("suffix")),
+    )
+    for where, value in sources:
+        if value is not None:
+            return check_suffix(str(value), where.format(str(value)))
     return default
 
 
@@ -125,11 +142,7 @@ def build_config(
     repo = find_repo(pick("repo", options.repo, conf))
     checkout_dist, checkout_version = checkout_project(repo)
     version = cfg.check_version(str(pick("version", options.version, conf, checkout_version)))
-    suffix = str(pick("suffix", options.suffix, conf, cfg.space_suffix(version)))
-    if not SPACE_ID.match(f"x/x{suffix}"):
-        raise UsageError(
-            f"--suffix {suffix!r} would make an invalid Space name", remedy="use e.g. -0.2.2"
-        )
+    suffix = pick_suffix(options.suffix, conf, cfg.space_suffix(version))
     base_repo = str(pick("base_image", options.base_image, conf, cfg.DEFAULT_BASE_REPO))
     base_sha = pick("base_sha", options.base_sha, conf)
     remote = str(pick("remote", options.remote, conf, cfg.OPENENV_GIT_URL))

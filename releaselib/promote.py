@@ -30,6 +30,7 @@ from releaselib.errors import AuthError, PromoteError, ReleaseError
 from releaselib.hub import Hub
 from releaselib.plugins import PluginRegistry
 from releaselib.records import StagedSpace, Verdict
+from releaselib.space_ids import CanonicalId
 from releaselib.stage import build_manifest
 from releaselib.verdicts import select, standing_pass
 
@@ -40,7 +41,7 @@ Status = Literal["promoted", "current", "planned", "held", "failed"]
 class Target:
     """One canonical Space of an env, as the namespace's listing showed it."""
 
-    space_id: str
+    space_id: CanonicalId
     variables: tuple[tuple[str, str], ...] = ()
     exists: bool = True
 
@@ -105,9 +106,9 @@ def canonical_targets(
     """The env's canonical Spaces: its plugin's targets, else the Space named like the env."""
     declared = registry.profile(env).targets
     if declared:
-        ids = [(f"{namespace}/{t.repo}", t.variables) for t in declared]
+        ids = [(CanonicalId.of(namespace, t.repo), t.variables) for t in declared]
         return tuple(Target(i, variables, i in listing) for i, variables in ids)
-    own = f"{namespace}/{env}"
+    own = CanonicalId.of(namespace, env)
     return (Target(own, (), own in listing),)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from releaselib import pin as pins
 from releaselib.collection import sync_collection
 from releaselib.config import RefResolution, ReleaseConfig
-from releaselib.deploy import Deployed, deploy_one
+from releaselib.deploy import Deployed, canonical_fence, deploy_one
 from releaselib.errors import UsageError
 from releaselib.hub import Hub
 from releaselib.ledger import Ledger
@@ -152,11 +152,12 @@ class Release:
 
     def deploy(self, staged: Sequence[StagedSpace]) -> None:
         todo = set(self.pending([s.env for s in staged], "deploy", "stage"))
+        fence = canonical_fence(self.config, self.registry)
         self.hub.whoami()
         for s in staged:
             if s.env not in todo:
                 continue
-            d = deploy_one(self.hub, self.config, s, s.space_id)
+            d = deploy_one(self.hub, self.config, s, self.config.space_id(s.env), fence)
             record_deploy(self.ledger, d)
             self.event(f"deployed {s.env}: {d.error or (d.commit or 'unchanged')}")
 
@@ -286,6 +287,6 @@ def record_deploy(ledger: Ledger, d: Deployed) -> None:
         unchanged=d.unchanged,
         files_sent=d.files_sent,
         bytes_sent=d.bytes_sent,
-        visibility_changed=d.visibility_changed,
+        note=d.note,
         error=d.error,
     )

@@ -24,6 +24,7 @@ from releaselib.plugins import Owned, PluginRegistry
 from releaselib.probe import Outcome, ProbeResult, probe_base_url
 from releaselib.records import Probe, Verdict
 from releaselib.runtime import Domain, SpaceState, watch
+from releaselib.space_ids import CandidateId
 
 DEFAULT_TIMEOUT = 20.0
 
@@ -47,11 +48,10 @@ def candidates(
 ) -> list[str]:
     """``space_ids`` plus ``<namespace>/<env><suffix>`` for each env; with neither, every Space
     of ``namespace`` whose name ends with ``suffix`` (one listing)."""
-    chosen = [*space_ids, *(f"{namespace}/{env}{suffix}" for env in envs)]
+    chosen = [*space_ids, *(CandidateId.of(namespace, env, suffix) for env in envs)]
     if not chosen:
-        chosen = sorted(
-            s.id for s in hub.list_spaces(namespace, search=suffix) if s.id.endswith(suffix)
-        )
+        listed = hub.list_spaces(namespace, search=suffix)
+        chosen = sorted(i for s in listed if (i := CandidateId.parse(s.id, suffix)) is not None)
     return list(dict.fromkeys(chosen))
 
 

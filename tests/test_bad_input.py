@@ -20,7 +20,7 @@ import pytest
 from openenv_release.cli import program
 from releaselib import hub as hub_module
 from releaselib.config import ReleaseConfig
-from releaselib.deploy import deploy_all
+from releaselib.deploy import canonical_fence, deploy_all
 from releaselib.discover import discover_envs, select_envs
 from releaselib.hookspecs import hookimpl
 from releaselib.hub import Hub
@@ -339,7 +339,7 @@ def test_a_hub_failure_for_one_env_leaves_the_others_deployed(
     config = config_for(checkout, tmp_path, hub_endpoint=local.endpoint)
     hub = Hub.connect(local.endpoint, token=local.token, policy=FAST)
     staged = stage_envs(config, discover_envs(checkout), registry())
-    deployed = {d.staged.env: d for d in deploy_all(hub, config, staged)}
+    deployed = {d.staged.env: d for d in deploy_all(hub, config, staged, fence=canonical_fence(config, registry()))}
     assert deployed["b_env"].ok and deployed["b_env"].commit
     error = deployed["a_env"].error or ""
     assert error.startswith("a_env: ") and fragment in error, error

@@ -9,7 +9,7 @@ import pytest
 from huggingface_hub import HfApi
 
 from releaselib.config import ReleaseConfig
-from releaselib.deploy import deploy_all, plan_all
+from releaselib.deploy import canonical_fence, deploy_all, plan_all
 from releaselib.discover import discover_envs, select_envs
 from releaselib.errors import AuthError
 from releaselib.hub import Hub
@@ -45,9 +45,10 @@ def release(hub_endpoint: str, token: str | None, config: ReleaseConfig, *, dry_
     registry = PluginRegistry(get_plugin_manager(entry_points=False))
     staged = stage_envs(config, select_envs(discover_envs(config.repo), []), registry)
     hub = Hub.connect(hub_endpoint, token=token, policy=FAST)
+    fence = canonical_fence(config, registry)
     if dry_run:
-        return {d.staged.env: d for d in plan_all(hub, config, staged)}
-    return {d.staged.env: d for d in deploy_all(hub, config, staged)}
+        return {d.staged.env: d for d in plan_all(hub, config, staged, fence=fence)}
+    return {d.staged.env: d for d in deploy_all(hub, config, staged, fence=fence)}
 
 
 def remote_tree(api: HfApi, space_id: str) -> dict[str, str]:
@@ -107,12 +108,19 @@ def test_a_stale_remote_file_is_deleted_but_gitattributes_kept(localhub, checkou
     assert "uv.lock" not in tree and ".gitattributes" in tree
 
 
-def test_a_public_space_that_already_existed_becomes_private(localhub, checkout, tmp_path) -> None:
+def test_an_existing_space_deploy_did_not_create_keeps_its_visibility(localhub, checkout, tmp_path) -> None:
+    """Deploy sets visibility only on a Space it creates; the dry run says the same."""
     api = HfApi(endpoint=localhub.endpoint, token=localhub.token)
     api.create_repo("openenv/alpha_env-0.2.2", repo_type="space", space_sdk="docker", private=False)
-    results = release(localhub.endpoint, localhub.token, config_for(checkout, tmp_path))
-    assert results["alpha_env"].visibility_changed and not results["alpha_env"].created
-    assert api.space_info("openenv/alpha_env-0.2.2").private is True
+    config = config_for(checkout, tmp_path)
+    plan = release(localhub.endpoint, localhub.token, config, dry_run=True)["alpha_env"].plan
+    assert plan is not None and plan.visibility == "public (kept)" and "stays public" in (plan.note or "")
+    results = release(localhub.endpoint, localhub.token, config)
+    alpha = results["alpha_env"]
+    assert alpha.ok and alpha.commit and not alpha.created and "stays public" in (alpha.note or "")
+    assert api.space_info("openenv/alpha_env-0.2.2").private is False
+    assert not any(r.method == "PUT" and "settings" in r.path for r in localhub.requests())
+    assert results["beta_env"].created and api.space_info("openenv/beta_env-0.2.2").private is True
 
 
 def test_public_release_makes_public_spaces(localhub, checkout, tmp_path) -> None:

@@ -25,6 +25,7 @@ from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.probe import Outcome, probe_base_url
 from releaselib.records import Probe, StagedSpace
 from releaselib.retry import RetryPolicy
+from releaselib.space_ids import Canonicals
 from releaselib.stage import build_manifest, manifest_hash
 from releaselib.verify import VerifyResult, candidates, env_of, plan_for, verify_spaces
 
@@ -83,7 +84,8 @@ def deploy_examples(hub: LocalHub, root: Path, envs: dict[str, str]) -> list[Sta
     if step.exists():
         step.write_text(STEP_RAISES)
         staged = [staged_space(config, s.env, s.staged_dir) for s in staged]
-    deployed = deploy_all(connect(hub), config, staged)
+    fence = Canonicals.of(config.namespace, envs, ())
+    deployed = deploy_all(connect(hub), config, staged, fence=fence)
     assert all(d.ok for d in deployed), [d.error for d in deployed]
     return staged
 
