@@ -11,7 +11,7 @@ from huggingface_hub import HfApi
 from releaselib.config import ReleaseConfig
 from releaselib.deploy import canonical_fence, deploy_all, plan_all
 from releaselib.discover import discover_envs, select_envs
-from releaselib.errors import AuthError
+from releaselib.errors import AuthError, UsageError
 from releaselib.hub import Hub
 from releaselib.localhub.scenario import Fault, Scenario
 from releaselib.plugins import PluginRegistry, get_plugin_manager
@@ -204,3 +204,53 @@ def test_the_deploy_task_records_into_the_release_ledger_when_it_exists(localhub
     deploy = recorded["alpha_env"]["deploy"]
     assert deploy["status"] == "done" and deploy["created"] and deploy["head"] == deploy["commit"]
     assert localhub.token not in default_path(config).read_text()
+
+
+def publish_canonical(api: HfApi, space_id: str) -> str:
+    """A public canonical Space holding an older release; returns its head sha."""
+    api.create_repo(space_id, repo_type="space", space_sdk="docker", private=False)
+    api.upload_file(path_or_fileobj=b"# 0.2.1\n", path_in_repo="README.md", repo_id=space_id, repo_type="space")
+    return api.space_info(space_id).sha
+
+
+@pytest.mark.parametrize(
+    ("config_file", "args", "env", "fragment"),
+    [
+        pytest.param(False, ["--suffix", ""], {}, "--suffix ''", id="empty-suffix-flag"),
+        pytest.param(False, [], {"OPENENV_RELEASE_SUFFIX": ""}, "OPENENV_RELEASE_SUFFIX=''", id="empty-suffix-variable"),
+        pytest.param(True, [], {}, "invoke config release.suffix ''", id="empty-suffix-config-file"),
+        pytest.param(False, ["--env", "echo_env", "--repo-id", "openenv/echo_env"], {}, "only promote writes canonical Spaces", id="repo-id-canonical"),
+        pytest.param(False, ["--env", "echo_env", "--repo-id", "openenv/sudoku"], {}, "only promote writes canonical Spaces", id="repo-id-plugin-alias"),
+    ],
+)
+def test_deploy_never_writes_a_canonical_space(localhub, checkout, tmp_path, config_file, args, env, fragment) -> None:
+    """Issue 12: ``deploy --suffix ""`` once pushed an unverified tree into the public canonical
+    openenv/echo_env, flipped it private and exited 0."""
+    from tests.test_bad_input import assert_one_line
+    from tests.test_tasks import cli
+
+    shutil.copytree(EXAMPLE_ENV, checkout / "envs" / "echo_env")
+    (tmp_path / "invoke.yaml").write_text('release:\n  suffix: ""\n')
+    api = HfApi(endpoint=localhub.endpoint, token=localhub.token)
+    heads = {s: publish_canonical(api, s) for s in ("openenv/echo_env", "openenv/sudoku")}
+    localhub.reset_counters()
+    core = ["-f", str(tmp_path / "invoke.yaml")] if config_file else []
+    task = ["deploy", "--repo", str(checkout), "--staging-dir", str(tmp_path / "staging"), "--version", "0.2.2"]
+    result = cli(*core, *task, *args, **localhub.client_env(), **env)
+    assert_one_line(result, 2, fragment, "promote")
+    for space_id, sha in heads.items():
+        info = api.space_info(space_id)
+        assert (info.sha, info.private) == (sha, False), space_id
+    assert localhub.counters().commits == 0
+    assert {r.method for r in localhub.requests()} <= {"GET"}
+
+
+def test_deploy_refuses_a_candidate_that_names_another_envs_canonical(localhub, checkout, tmp_path) -> None:
+    """env ``alpha`` with suffix ``_env`` would be openenv/alpha_env, alpha_env's canonical."""
+    shutil.copytree(EXAMPLE_ENV, checkout / "envs" / "alpha")
+    config = config_for(checkout, tmp_path, suffix="_env")
+    for dry_run in (True, False):
+        with pytest.raises(UsageError, match=r"openenv/alpha_env is a canonical Space.*only promote"):
+            release(localhub.endpoint, localhub.token, config, dry_run=dry_run)
+    assert localhub.counters().commits == 0
+    assert {r.method for r in localhub.requests()} <= {"GET"}
