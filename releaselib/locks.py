@@ -19,7 +19,9 @@ LOCK_NAME = ".openenv-release.lock"
 
 
 @contextmanager
-def held(lock_path: Path, what: str, *, wait: bool, on_wait: Callable[[str], None]) -> Iterator[None]:
+def held(
+    lock_path: Path, what: str, *, wait: bool, on_wait: Callable[[str], None]
+) -> Iterator[None]:
     """Hold the lock at ``lock_path``; wait for it (telling ``on_wait`` who holds it), or
     with ``wait=False`` raise ReleaseError naming the holder's pid."""
     pid_file = lock_path.with_name(lock_path.name + ".pid")
@@ -69,5 +71,6 @@ def run_locks(
         )
         if ledger is not None:
             lock = ledger.with_name(ledger.name + ".lock")
+            lock.parent.mkdir(parents=True, exist_ok=True)
             stack.enter_context(held(lock, f"ledger {ledger}", wait=wait, on_wait=on_wait))
         yield
