@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from releaselib.discover import discover_envs
+from releaselib.hookspecs import hookimpl
 from releaselib.locks import LOCK_NAME, held
 from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.records import AllowedSecret
 from releaselib.stage import StageRun, allow_flags, manifest_path, stage_envs
 from tests.test_bad_input import config_for
 from tests.test_stage import make_env, write
@@ -191,3 +193,22 @@ def test_a_read_only_staging_dir_is_exit_2(checkout: Path, tmp_path: Path) -> No
     )
     assert result.returncode == 2, result.stdout + result.stderr
     assert f"--staging-dir {staging}" in result.stderr and "Permission denied" in result.stderr
+
+
+class AllowsSettings:
+    @hookimpl
+    def openenv_release_allowed_secrets(self, env: str) -> list[AllowedSecret]:
+        return [AllowedSecret("envs/a_env/*.ini", why="a test fixture", kind="Hugging Face token")] if env == "a_env" else []
+
+
+def test_a_plugin_allows_a_known_false_positive(checkout: Path, tmp_path: Path) -> None:
+    write(checkout / "envs" / "a_env" / "settings.ini", f"[hub]\ntoken = {CANARY}\n")
+    git(checkout, "add", "envs/a_env/settings.ini")
+    pm = get_plugin_manager(entry_points=False)
+    pm.register(AllowsSettings())
+    [a, _] = stage_envs(config_for(checkout, tmp_path), discover_envs(checkout), PluginRegistry(pm))
+    assert a.ok, a.error
+    assert a.as_json()["allowed_secrets"] == [
+        {"file": "envs/a_env/settings.ini", "line": 2, "kind": "Hugging Face token", "allowed_by": a.allowed_secrets[0].allowed_by}
+    ]
+    assert a.allowed_secrets[0].allowed_by.endswith(": a test fixture")
