@@ -7,7 +7,7 @@ so this module imports nothing of the tool.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Generator
 
 from detect_secrets.plugins.base import RegexBasedDetector
 
@@ -24,7 +24,7 @@ class HuggingFaceTokenDetector(RegexBasedDetector):
     secret_type = "Hugging Face token"
     denylist = (HF_TOKEN,)
 
-    def analyze_string(self, string: str) -> Iterator[str]:
+    def analyze_string(self, string: str) -> Generator[str, None, None]:
         for match in HF_TOKEN.finditer(string):
             before = string[match.start() - 1] if match.start() else " "
             token = match.group()

@@ -80,7 +80,11 @@ class Scanner:
         if suspects:
             with quiet(), transient_settings(SETTINGS):
                 for key, rel, text in suspects:
-                    self._seen[key] = tuple(sorted(set(scan_one(Path(key[0]), rel, text))))
+                    self._seen[key] = tuple(
+                        sorted(
+                            set(scan_one(Path(key[0]), rel, text)), key=lambda f: (f.line, f.kind)
+                        )
+                    )
                     found += self._seen[key]
         return found
 
