@@ -45,6 +45,10 @@ FLAG_HELP = {
     "create_missing": "create canonical Spaces that do not exist yet",
     "commit_pins": "commit the pins in the checkout (one commit listing the envs)",
     "scenario": "a YAML/JSON scenario that makes the embedded Hub misbehave (faults, stuck builds)",
+    "no_wait": "fail at once, naming the holder's pid, when another run holds the staging dir "
+    "or the ledger (default: wait for it)",
+    "allow_secret": "a checkout file whose secret-scan finding is a known false positive "
+    "(repeatable; recorded in the ledger and the briefing)",
     "keep": "the rehearsal's folder (checkout, staging, ledger, briefing; default: a new temp dir)",
 }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json as jsonlib
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from invoke.context import Context
@@ -18,11 +19,13 @@ from releaselib.discover import discover_envs, select_envs
 from releaselib.hub import Hub
 from releaselib.ledger import Ledger, default_path
 from releaselib.localhub import Scenario
+from releaselib.locks import run_locks
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.rehearse import rehearse as run_rehearsal
 from releaselib.release import Release, ReleaseOptions, release_key
 from releaselib.report import build_report, write_briefing
+from releaselib.stage import allow_flags
 from releaselib.status import board, runtimes_of
 
 
@@ -33,7 +36,7 @@ def tuple_for(
 
 
 @task(
-    iterable=["env"],
+    iterable=["env", "allow_secret"],
     help=helps(
         "repo",
         "env",
@@ -50,6 +53,8 @@ def tuple_for(
         "create_missing",
         "commit_pins",
         "json",
+        "no_wait",
+        "allow_secret",
     ),
 )
 def release(
@@ -69,6 +74,8 @@ def release(
     create_missing: bool = False,
     commit_pins: bool = False,
     json: bool = False,
+    no_wait: bool = False,
+    allow_secret: list[str] | None = None,
 ) -> None:
     """The whole release, resumable: stage, deploy, verify, promote, collection, pin, report."""
     with reported():
@@ -93,9 +100,15 @@ def release(
         out.print_tuple(console, config, resolution)
         specs = select_envs(discover_envs(config.repo), env or [])
         hub = Hub.connect(config.hub_endpoint)
-        book = Ledger.load(Path(ledger) if ledger else default_path(config), release_key(config))
-        registry = PluginRegistry(get_plugin_manager())
-        run = Release(config, resolution, hub, registry, book, options, console.print).run(specs)
+        ledger_path = Path(ledger) if ledger else default_path(config)
+        allowed = allow_flags(allow_secret or [], config.repo)
+        with run_locks(config.staging_dir, ledger_path, wait=not no_wait, on_wait=console.print):
+            book = Ledger.load(ledger_path, release_key(config))
+            registry = PluginRegistry(get_plugin_manager())
+            options = replace(options, allowed_secrets=allowed)
+            run = Release(config, resolution, hub, registry, book, options, console.print).run(
+                specs
+            )
         if json:
             print(jsonlib.dumps(run.report, indent=2))
         else:

@@ -7,6 +7,7 @@ console script ``openenv-release <task>`` from anywhere.
 from __future__ import annotations
 
 import json as jsonlib
+from pathlib import Path
 
 from invoke.collection import Collection
 from invoke.context import Context
@@ -30,10 +31,12 @@ from releaselib import console as out
 from releaselib.deploy import Deployed, canonical_fence, check_repo_id, deploy_all, plan_all
 from releaselib.discover import discover_envs, select_envs
 from releaselib.hub import Hub
+from releaselib.ledger import default_path
+from releaselib.locks import run_locks
 from releaselib.options import Options, build_config, find_repo, pick
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.release import record_deploy, record_stage
-from releaselib.stage import stage_envs
+from releaselib.stage import StageRun, allow_flags, stage_envs
 
 
 @task(help=helps("repo", "json"))
@@ -67,7 +70,7 @@ def envs(c: Context, repo: str | None = None, json: bool = False) -> None:
 
 
 @task(
-    iterable=["env"],
+    iterable=["env", "allow_secret"],
     help=helps(
         "repo",
         "env",
@@ -79,6 +82,8 @@ def envs(c: Context, repo: str | None = None, json: bool = False) -> None:
         "suffix",
         "staging_dir",
         "json",
+        "no_wait",
+        "allow_secret",
     ),
 )
 def stage(
@@ -93,6 +98,8 @@ def stage(
     suffix: str | None = None,
     staging_dir: str | None = None,
     json: bool = False,
+    no_wait: bool = False,
+    allow_secret: list[str] | None = None,
 ) -> None:
     """Stage envs into Space-ready trees (the checkout is never modified)."""
     with reported():
@@ -110,7 +117,9 @@ def stage(
         out.print_tuple(console, config, resolution)
         registry = PluginRegistry(get_plugin_manager())
         specs = select_envs(discover_envs(config.repo), [] if all_ else env or [])
-        staged = stage_envs(config, specs, registry)
+        run = StageRun(allow_flags(allow_secret or [], config.repo))
+        with run_locks(config.staging_dir, None, wait=not no_wait, on_wait=console.print):
+            staged = stage_envs(config, specs, registry, run)
         if json:
             print(
                 jsonlib.dumps(
@@ -124,7 +133,7 @@ def stage(
 
 
 @task(
-    iterable=["env"],
+    iterable=["env", "allow_secret"],
     help=helps(
         "repo",
         "env",
@@ -141,6 +150,8 @@ def stage(
         "ledger",
         "dry_run",
         "json",
+        "no_wait",
+        "allow_secret",
     ),
 )
 def deploy(
@@ -160,6 +171,8 @@ def deploy(
     ledger: str | None = None,
     dry_run: bool = False,
     json: bool = False,
+    no_wait: bool = False,
+    allow_secret: list[str] | None = None,
 ) -> None:
     """Stage, then push private version-suffixed candidate Spaces, sending only what changed;
     results go to the release's ledger when it exists (or to --ledger)."""
@@ -181,24 +194,27 @@ def deploy(
         registry = PluginRegistry(get_plugin_manager())
         fence = canonical_fence(config, registry)
         target = check_repo_id(repo_id, [s.name for s in specs], fence) if repo_id else None
-        staged = stage_envs(config, specs, registry)
-        hub = Hub.connect(config.hub_endpoint)
-        if dry_run:
-            results = plan_all(hub, config, staged, fence=fence, repo_id=target)
-        else:
-            book = open_ledger(config, ledger, create=False)
+        run = StageRun(allow_flags(allow_secret or [], config.repo))
+        ledger_path = Path(ledger) if ledger else default_path(config)
+        with run_locks(config.staging_dir, ledger_path, wait=not no_wait, on_wait=console.print):
+            staged = stage_envs(config, specs, registry, run)
+            hub = Hub.connect(config.hub_endpoint)
+            if dry_run:
+                results = plan_all(hub, config, staged, fence=fence, repo_id=target)
+            else:
+                book = open_ledger(config, ledger, create=False)
 
-            def done(d: Deployed) -> None:
-                console.print(out.deploy_line(d))
+                def done(d: Deployed) -> None:
+                    console.print(out.deploy_line(d))
+                    if book is not None and target is None:
+                        record_deploy(book, d)
+
                 if book is not None and target is None:
-                    record_deploy(book, d)
-
-            if book is not None and target is None:
-                for s in staged:
-                    record_stage(book, s)
-            results = deploy_all(
-                hub, config, staged, fence=fence, repo_id=target, on_done=done
-            )
+                    for s in staged:
+                        record_stage(book, s)
+                results = deploy_all(
+                    hub, config, staged, fence=fence, repo_id=target, on_done=done
+                )
         if json:
             print(
                 jsonlib.dumps(

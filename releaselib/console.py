@@ -61,7 +61,17 @@ def print_staged(console: Console, staged: Sequence[StagedSpace]) -> None:
             OK if s.ok else FAILED,
         )
     console.print(table)
+    if any(not s.git for s in staged):
+        console.print(
+            "[yellow]warning:[/] the checkout is no git repository: staged as it is, "
+            "untracked files included",
+            soft_wrap=True,
+        )
     for s in staged:
+        if s.worktree:
+            console.print(s.worktree, soft_wrap=True)
+        for f in s.allowed_secrets:
+            console.print(f"{s.env}: allowed secret {f} ({f.allowed_by})", soft_wrap=True)
         for change in s.changes:
             if change.why == CREDENTIALS_WHY:
                 console.print(f"{s.env}: left out {change.file} ({change.why})", soft_wrap=True)

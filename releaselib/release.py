@@ -25,9 +25,9 @@ from releaselib.ledger import Ledger
 from releaselib.pin_step import pin_envs
 from releaselib.plugins import PluginRegistry
 from releaselib.promote import promote
-from releaselib.records import EnvSpec, StagedSpace
+from releaselib.records import AllowedSecret, EnvSpec, StagedSpace
 from releaselib.report import build_report, write_briefing
-from releaselib.stage import stage_env
+from releaselib.stage import StageRun, stage_env
 from releaselib.verdicts import from_ledger
 from releaselib.verify import record_result, verify_spaces
 
@@ -48,6 +48,7 @@ class ReleaseOptions:
     create_missing: bool = False
     commit_pins: bool = False
     tls: ssl.SSLContext | None = None
+    allowed_secrets: tuple[AllowedSecret, ...] = ()
 
     def __post_init__(self) -> None:
         for flag, step in (("--from", self.from_step), ("--until", self.until_step)):
@@ -127,9 +128,12 @@ class Release:
     def stage(self, specs: Sequence[EnvSpec]) -> list[StagedSpace]:
         """Stage every env (cheap and deterministic); a changed env is redone from deploy."""
         staged = []
+        run = StageRun(self.options.allowed_secrets)
         for spec in specs:
-            result = stage_env(self.config, spec, self.registry)
+            result = stage_env(self.config, spec, self.registry, run)
             staged.append(result)
+            if result.worktree:
+                self.event(result.worktree)
             if record_stage(self.ledger, result):
                 self.event(f"staged {spec.name}: {'ok' if result.ok else result.error}")
         return staged
@@ -270,6 +274,7 @@ def record_stage(ledger: Ledger, result: StagedSpace) -> bool:
         bytes=result.bytes,
         fixes=list(result.fixes),
         error=result.error,
+        allowed_secrets=[f.as_json() for f in result.allowed_secrets],
     )
     return True
 

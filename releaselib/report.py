@@ -62,6 +62,7 @@ def env_report(entry: EnvEntry) -> dict[str, Any]:
             data(entry, "collection").get("added") or data(entry, "collection").get("present")
         ),
         "cleanup": data(entry, "cleanup").get("action"),
+        "allowed_secrets": list(stage.get("allowed_secrets", [])),
     }
 
 
