@@ -76,7 +76,7 @@ def deploy(hub: LocalHub, root: Path, count: int, batch: int) -> list[str]:
     connected = Hub.connect(hub.endpoint, token=hub.token)
     for first in range(0, count, batch):
         part = staged[first : first + batch]
-        fence = Canonicals.of(config.namespace, [s.env for s in part], ())
+        fence = Canonicals.of([s.env for s in part], ())
         failed = [d.error for d in deploy_all(connected, config, part, fence=fence) if not d.ok]
         if failed:
             raise SystemExit(f"deploy failed: {failed}")

@@ -102,7 +102,7 @@ def canonical_fence(config: ReleaseConfig, registry: PluginRegistry) -> Canonica
     profiles = registry.profiles()
     targets = (t.repo for owned in profiles.values() for t in owned.record.targets)
     envs = [*(s.name for s in discover_envs(config.repo)), *profiles]
-    return Canonicals.of(config.namespace, envs, targets)
+    return Canonicals.of(envs, targets)
 
 
 def check_repo_id(repo_id: str, envs: Sequence[str], fence: Canonicals) -> CandidateId:

@@ -4,8 +4,8 @@
   Deploy, verify, recover, cleanup and collection act on these.
 - ``CanonicalId``: an unsuffixed Space an env is published into. Only ``promote`` builds one
   (tests/test_space_ids.py checks that no other module names it).
-- ``Canonicals``: every canonical Space id of a release (each env's ``<namespace>/<env>`` and
-  every target a plugin declares), the fence deploy checks each of its targets against.
+- ``Canonicals``: every canonical Space name of a release (each env's name and every target a
+  plugin declares, in any namespace, without case), the fence deploy checks its targets against.
 
 Both ids are ``str`` (the Hub facade takes them as they are), but neither can be built with a
 plain call: ``CandidateId("openenv/echo_env")`` is a TypeError. Use the class methods.
@@ -13,6 +13,7 @@ plain call: ``CandidateId("openenv/echo_env")`` is a TypeError. Use the class me
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Self
@@ -23,9 +24,15 @@ from releaselib.records import REPO_NAME, SPACE_ID
 _SEAL = object()
 
 
+SUFFIX = re.compile(r"^-[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+
+
 def check_suffix(suffix: str, where: str | None = None) -> str:
     """``suffix`` if it makes candidate names distinct from canonical ones, else UsageError
-    naming ``where`` it came from (e.g. ``--suffix ''``)."""
+    naming ``where`` it came from (e.g. ``--suffix ''``).
+
+    A suffix starts with ``-`` (``-0.2.2``): env names use ``_``, so ``<env><suffix>`` can never
+    spell another env's canonical Space (``_env`` on env ``echo`` would be ``echo_env``)."""
     where = where or f"suffix {suffix!r}"
     if not suffix.strip():
         raise UsageError(
@@ -33,8 +40,12 @@ def check_suffix(suffix: str, where: str | None = None) -> str:
             "canonical Space, which only promote writes)",
             remedy="pass e.g. --suffix -0.2.2, or leave the suffix unset for -<version>",
         )
-    if not SPACE_ID.match(f"x/x{suffix}"):
-        raise UsageError(f"{where} would make an invalid Space name", remedy="use e.g. -0.2.2")
+    if not SUFFIX.match(suffix) or "--" in suffix or ".." in suffix:
+        raise UsageError(
+            f"{where}: a suffix starts with '-' and ends with a letter or digit, with no "
+            "'--' or '..' (the Hub's rules for a Space name)",
+            remedy="use e.g. --suffix -0.2.2",
+        )
     return suffix
 
 
@@ -110,19 +121,20 @@ class CanonicalId(_SpaceId):
 
 @dataclass(frozen=True)
 class Canonicals:
-    """Every canonical Space id a release knows; deploy refuses to write any of them."""
+    """The canonical Space names a release knows; deploy refuses to write any of them."""
 
-    ids: frozenset[str]
+    names: frozenset[str]
 
     @classmethod
-    def of(cls, namespace: str, envs: Iterable[str], targets: Iterable[str]) -> Canonicals:
-        """``<namespace>/<env>`` for each env found and ``<namespace>/<repo>`` for each
-        canonical repo a plugin declares."""
-        return cls(frozenset(f"{namespace}/{name}" for name in (*envs, *targets)))
+    def of(cls, envs: Iterable[str], targets: Iterable[str]) -> Canonicals:
+        """Each env's name and each canonical repo a plugin declares, compared without case
+        (the Hub's repo ids are case-insensitive)."""
+        return cls(frozenset(name.lower() for name in (*envs, *targets)))
 
     def refuse(self, space_id: str, what: str | None = None) -> None:
-        """UsageError when ``space_id`` is a canonical Space (no flag overrides this)."""
-        if space_id in self.ids:
+        """UsageError when ``space_id`` names a canonical Space, in any namespace: a flag such
+        as ``--namespace`` must not move the fence (no flag overrides this)."""
+        if space_id.partition("/")[2].lower() in self.names:
             raise UsageError(
                 f"{what or space_id}: {space_id} is a canonical Space; deploy writes only "
                 "version-suffixed candidates, and only promote writes canonical Spaces",

@@ -124,6 +124,8 @@ CLI_CASES = [
     pytest.param(nothing, ["stage", "--version", "1.0;id"], 2, ["--version '1.0;id' is not a version"], id="version-with-a-semicolon"),
     pytest.param(nothing, ["deploy", "--env", "a_env", "--repo-id", "a_env-0.2.2", "--dry-run"], 2, ["--repo-id 'a_env-0.2.2' is not owner/name", "e.g. --repo-id"], id="repo-id-without-a-slash"),
     pytest.param(nothing, ["stage", "--suffix", ""], 2, ["--suffix '': a candidate Space needs a non-empty suffix", "only promote", "--suffix -0.2.2"], id="suffix-empty-flag"),
+    pytest.param(nothing, ["deploy", "--suffix", "-", "--dry-run"], 2, ["--suffix '-': a suffix starts with '-' and ends with a letter or digit"], id="suffix-bad-name"),
+    pytest.param(nothing, ["deploy", "--suffix", "_env", "--dry-run"], 2, ["--suffix '_env': a suffix starts with '-'"], id="suffix-without-dash"),
     pytest.param(nothing, ["deploy", "--suffix", "  ", "--dry-run"], 2, ["--suffix '  ': a candidate Space needs a non-empty suffix"], id="suffix-blank-flag"),
     pytest.param(lambda r, t: {"OPENENV_RELEASE_SUFFIX": ""}, ["deploy", "--dry-run"], 2, ["OPENENV_RELEASE_SUFFIX='': a candidate Space needs a non-empty suffix"], id="suffix-empty-variable"),
     pytest.param(lambda r, t: {"OPENENV_RELEASE_SUFFIX": " "}, ["stage"], 2, ["OPENENV_RELEASE_SUFFIX=' ': a candidate Space needs a non-empty suffix"], id="suffix-blank-variable"),

@@ -9,7 +9,7 @@ import pytest
 from huggingface_hub import HfApi
 
 from releaselib.config import ReleaseConfig
-from releaselib.deploy import canonical_fence, deploy_all, plan_all
+from releaselib.deploy import canonical_fence, check_repo_id, deploy_all, plan_all
 from releaselib.discover import discover_envs, select_envs
 from releaselib.errors import AuthError, UsageError
 from releaselib.hub import Hub
@@ -245,12 +245,12 @@ def test_deploy_never_writes_a_canonical_space(localhub, checkout, tmp_path, con
     assert {r.method for r in localhub.requests()} <= {"GET"}
 
 
-def test_deploy_refuses_a_candidate_that_names_another_envs_canonical(localhub, checkout, tmp_path) -> None:
-    """env ``alpha`` with suffix ``_env`` would be openenv/alpha_env, alpha_env's canonical."""
-    shutil.copytree(EXAMPLE_ENV, checkout / "envs" / "alpha")
-    config = config_for(checkout, tmp_path, suffix="_env")
-    for dry_run in (True, False):
-        with pytest.raises(UsageError, match=r"openenv/alpha_env is a canonical Space.*only promote"):
-            release(localhub.endpoint, localhub.token, config, dry_run=dry_run)
+def test_deploy_refuses_a_repo_id_naming_a_canonical_in_another_case_or_namespace(localhub, checkout, tmp_path) -> None:
+    """``--namespace foo --repo-id openenv/echo_env`` once overwrote the canonical: the fence
+    compares names without case, in every namespace."""
+    config = config_for(checkout, tmp_path).with_(namespace="foo")
+    fence = canonical_fence(config, PluginRegistry(get_plugin_manager(entry_points=False)))
+    for repo_id in ("openenv/echo_env", "OpenEnv/Echo_Env", "foo/ECHO_ENV"):
+        with pytest.raises(UsageError, match=r"is a canonical Space.*only promote"):
+            check_repo_id(repo_id, ["echo_env"], fence)
     assert localhub.counters().commits == 0
-    assert {r.method for r in localhub.requests()} <= {"GET"}

@@ -47,7 +47,7 @@ def run_recover(hub: LocalHub, root: Path, staged, **options) -> tuple[Recovery,
     settings = {"limit": 30.0, "wait": 60.0, "interval": 0.1} | options
     result = recover(
         connect(hub), release_config(root), staged, signatures=SIGNATURES,
-        on_action=printed.append, fence=Canonicals.of("openenv", [staged.env], ()), **settings,
+        on_action=printed.append, fence=Canonicals.of([staged.env], ()), **settings,
     )
     return result, printed
 

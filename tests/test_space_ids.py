@@ -13,7 +13,7 @@ from releaselib.errors import UsageError
 from releaselib.space_ids import CandidateId, CanonicalId, Canonicals
 
 ROOT = Path(__file__).resolve().parents[1]
-FENCE = Canonicals.of("openenv", ["echo_env", "textarena_env"], ["sudoku", "wordle"])
+FENCE = Canonicals.of(["echo_env", "textarena_env"], ["sudoku", "wordle"])
 
 
 @pytest.mark.parametrize("suffix", ["", " ", "\t", "\n"])
@@ -48,6 +48,21 @@ def test_parse_takes_only_env_plus_suffix() -> None:
 def test_a_repo_id_into_a_canonical_space_is_refused_naming_promote(repo_id: str) -> None:
     with pytest.raises(UsageError, match=f"--repo-id {repo_id}: {repo_id} is a canonical Space.*only promote") as raised:
         CandidateId.given(repo_id, FENCE)
+    assert raised.value.exit_code == 2
+
+
+@pytest.mark.parametrize("repo_id", ["OpenEnv/Echo_Env", "openenv/ECHO_ENV", "foo/echo_env", "me/Sudoku"])
+def test_the_fence_ignores_case_and_namespace(repo_id: str) -> None:
+    """The Hub's ids are case-insensitive, and --namespace must not move the fence."""
+    with pytest.raises(UsageError, match="is a canonical Space"):
+        CandidateId.given(repo_id, FENCE)
+
+
+@pytest.mark.parametrize("suffix", ["_env", "-", ".", "-0.2.", "--0.2.2", "-0..2", ".git", "0.2.2"])
+def test_a_suffix_starts_with_a_dash_and_makes_a_valid_name(suffix: str) -> None:
+    """``_env`` on env ``echo`` would spell echo_env's canonical; ``-`` ends a name badly."""
+    with pytest.raises(UsageError, match="starts with '-'") as raised:
+        CandidateId.of("openenv", "echo", suffix)
     assert raised.value.exit_code == 2
 
 

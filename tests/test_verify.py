@@ -84,7 +84,7 @@ def deploy_examples(hub: LocalHub, root: Path, envs: dict[str, str]) -> list[Sta
     if step.exists():
         step.write_text(STEP_RAISES)
         staged = [staged_space(config, s.env, s.staged_dir) for s in staged]
-    fence = Canonicals.of(config.namespace, envs, ())
+    fence = Canonicals.of(envs, ())
     deployed = deploy_all(connect(hub), config, staged, fence=fence)
     assert all(d.ok for d in deployed), [d.error for d in deployed]
     return staged
