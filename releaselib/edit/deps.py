@@ -419,6 +419,20 @@ def _requirement_span(line: str) -> tuple[int, int]:
     return start, len(body.rstrip())
 
 
+def simple_commands(command: str) -> Iterator[list[str]]:
+    """The unquoted words of each simple command in a RUN's shell text."""
+    segment: list[str] = []
+    for token in _SHELL_TOKEN.finditer(command):
+        if token.lastgroup == "word":
+            segment.append(_unquote(token.group()))
+        elif token.lastgroup == "op":
+            if segment:
+                yield segment
+            segment = []
+    if segment:
+        yield segment
+
+
 def _install_arguments(command: str) -> Iterator[re.Match[str]]:
     """The words given as packages to ``pip install`` in ``command``, one command at a time."""
     segment: list[re.Match[str]] = []
