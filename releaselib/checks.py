@@ -14,10 +14,11 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from releaselib.config import check_image
 from releaselib.edit import gitdeps
 from releaselib.edit.dockerfile import Copy, Dockerfile, Stage
 from releaselib.edit.readme import metadata_problems
-from releaselib.errors import StageError
+from releaselib.errors import StageError, UsageError
 from releaselib.hookspecs import hookimpl
 from releaselib.records import Check, Finding
 
@@ -37,7 +38,11 @@ def openenv_release_checks() -> tuple[Check, ...]:
         Check("git-for-git-deps", "git is installed before git+ installs", check_git),
         Check("copy-source-missing", "every COPY source exists in the tree", check_copies),
         Check("cmd-json-form", "the final CMD is in JSON form", check_cmd_form),
-        Check("from-unresolved", "no FROM holds a variable", check_from),
+        Check(
+            "from-unresolved",
+            "every FROM is a literal, valid image reference",
+            check_from,
+        ),
         Check("readme-metadata", "the README metadata is what the Hub accepts", check_readme),
     )
 
@@ -126,8 +131,11 @@ def check_cmd_form(stage_dir: Path) -> Iterator[Finding]:
 
 
 def check_from(stage_dir: Path) -> Iterator[Finding]:
+    """Every FROM is a literal, valid image reference (or an earlier stage, or scratch)."""
     df = _parsed(stage_dir)
-    for stage in df.stages if df is not None else ():
+    if df is None:
+        return
+    for stage in df.stages:
         if "$" in stage.base:
             yield Finding(
                 "from-unresolved",
@@ -137,6 +145,22 @@ def check_from(stage_dir: Path) -> Iterator[Finding]:
                 "(BASE_IMAGE arrives empty)",
                 "write the literal image, or add a plugin fix for this env's base image",
             )
+        elif not _names_stage(df, stage) and stage.base.lower() != "scratch":
+            try:
+                check_image(stage.base, "FROM")
+            except UsageError as exc:
+                yield Finding(
+                    "from-unresolved",
+                    DOCKERFILE,
+                    stage.first.start_line,
+                    exc.message,
+                    "write a valid image reference (name[:tag][@digest]) in the env's Dockerfile",
+                )
+
+
+def _names_stage(df: Dockerfile, stage: Stage) -> bool:
+    """True if the stage is built FROM an earlier stage of the file."""
+    return df.parent(stage) is not None
 
 
 def check_readme(stage_dir: Path) -> Iterator[Finding]:
