@@ -15,13 +15,10 @@ from pathlib import Path
 import dockerfile
 import pytest
 
-from releaselib.discover import discover_envs, select_envs
-from releaselib.options import Options, build_config
-from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.stage import stage_envs
-from tests.corpus import materialise
+from tests import test_stage_corpus
 
 pytestmark = pytest.mark.corpus
+corpus = test_stage_corpus.staged  # (config, results, digest before, digest after)
 
 GIT_URL = re.compile(r"git\+https?://")
 GIT_INSTALL = re.compile(r"\b(?:apt-get|apk)\b[^;&|]*\b(?:install|add)\b[^;&|]*\sgit(?:\s|$)")
@@ -30,19 +27,9 @@ PROJECT = re.compile(r"\buv\s+sync\b|\bpip3?\s+install\b[^;&|]*\s(?:-e\s+)?\.?\.
 
 
 @pytest.fixture(scope="module")
-def staged(tmp_path_factory: pytest.TempPathFactory):
-    checkout = materialise(tmp_path_factory.mktemp("checkout"))
-    staging = tmp_path_factory.mktemp("staging")
-    config, _ = build_config(
-        Options(
-            repo=str(checkout),
-            version="0.2.2",
-            staging_dir=str(staging),
-            remote=str(staging / "no-remote"),
-        )
-    )
-    registry = PluginRegistry(get_plugin_manager(entry_points=False))
-    return stage_envs(config, select_envs(discover_envs(checkout), []), registry)
+def staged(corpus):
+    """The 34 real envs staged (test_stage_corpus's fixture, staged once for this module)."""
+    return corpus[1]
 
 
 def uncommented(path: Path) -> str:
