@@ -29,6 +29,7 @@ FLAG_HELP = {
     "suffix": "Space suffix (default: -<version>)",
     "base_image": "base image repository (default: ghcr.io/huggingface/openenv-base)",
     "base_sha": "base image tag/sha instead of latest",
+    "ref": "OpenEnv git ref to pin to (sha, branch or tag) when it differs from the version",
     "staging_dir": "where staged trees go (default: ./hf-staging)",
     "json": "print one JSON document on stdout instead of tables",
     "repo_id": "deploy the one --env to this owner/name instead of <namespace>/<env><suffix>",

@@ -76,6 +76,7 @@ def envs(c: Context, repo: str | None = None, json: bool = False) -> None:
         "env",
         "all",
         "version",
+        "ref",
         "base_image",
         "base_sha",
         "namespace",
@@ -92,6 +93,7 @@ def stage(
     env: list[str] | None = None,
     all_: bool = False,
     version: str | None = None,
+    ref: str | None = None,
     base_image: str | None = None,
     base_sha: str | None = None,
     namespace: str | None = None,
@@ -106,6 +108,7 @@ def stage(
         options = Options(
             repo=repo,
             version=version,
+            ref=ref,
             base_image=base_image,
             base_sha=base_sha,
             namespace=namespace,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ class Options:
     hub_endpoint: str | None = None
     hub_tag: str | None = None
     remote: str | None = None
+    ref: str | None = None
     private: bool | None = None
     jobs: int | None = None
 
@@ -141,14 +142,25 @@ def build_config(
     conf = configured or {}
     repo = find_repo(pick("repo", options.repo, conf))
     checkout_dist, checkout_version = checkout_project(repo)
-    version = cfg.check_version(str(pick("version", options.version, conf, checkout_version)))
+    version, version_note = cfg.normalise_version(
+        str(pick("version", options.version, conf, checkout_version))
+    )
     suffix = pick_suffix(options.suffix, conf, cfg.space_suffix(version))
     base_repo = str(pick("base_image", options.base_image, conf, cfg.DEFAULT_BASE_REPO))
     base_sha = pick("base_sha", options.base_sha, conf)
     remote = str(pick("remote", options.remote, conf, cfg.OPENENV_GIT_URL))
+    ref = pick("ref", options.ref, conf)
     resolution = resolve_ref(
-        version, repo=repo, checkout_dist=checkout_dist, remote=remote, runner=runner
+        version,
+        repo=repo,
+        checkout_dist=checkout_dist,
+        remote=remote,
+        runner=runner,
+        ref=None if ref is None else str(ref),
     )
+    if version_note:
+        warning = f"{version_note}; {resolution.warning}" if resolution.warning else version_note
+        resolution = replace(resolution, warning=warning)
     namespace = check_namespace(
         "--namespace", str(pick("namespace", options.namespace, conf, cfg.DEFAULT_NAMESPACE))
     )

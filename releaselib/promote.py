@@ -28,6 +28,7 @@ from releaselib.deploy import diff
 from releaselib.edit.readme import build_space_readme, find_client_class, read_app_port
 from releaselib.errors import AuthError, PromoteError, ReleaseError
 from releaselib.hub import Hub
+from releaselib.pin import tool_written_pins
 from releaselib.plugins import PluginRegistry
 from releaselib.records import StagedSpace, Verdict
 from releaselib.space_ids import CanonicalId
@@ -148,6 +149,12 @@ def _promote_env(
             return [Promotion(env, candidate, t.space_id, "held", reason) for t in targets]
         tree = run.hub.download(candidate, verdict.commit, run.scratch / env / "candidate")
         check_card(run.config, env, tree, candidate)
+        if tool_written_pins(tree, env):
+            raise PromoteError(
+                f"{candidate}: {'; '.join(tool_written_pins(tree, env))} is a pin openenv-release "
+                "wrote for a failed release, so the tree does not run this release",
+                remedy="stage and deploy the env again (staging pins it to the release's ref)",
+            )
     except AuthError:
         raise
     except ReleaseError as exc:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from releaselib.config import ReleaseConfig
-from releaselib.edit import deps, readme
+from releaselib.edit import deps, gitdeps, readme
 from releaselib.edit.dockerfile import Dockerfile, rewrite_for_space
 from releaselib.errors import ReleaseError, StageError, UsageError
 from releaselib.gitfiles import GitFiles, list_files
@@ -425,40 +425,55 @@ def pinned_pyproject(text: str, path: str, dist: str, ref: str) -> tuple[str, tu
 
 
 def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> list[Change]:
-    """The release's rewrites of pyprojects, requirements, Dockerfile and README."""
+    """The release's rewrites of pyprojects, requirements, Dockerfile and README.
+
+    Pinned: the root and env pyprojects, every ``requirements*.txt`` outside ``src/``, and every
+    requirements file or pyproject the Dockerfile installs from (``-r``/``-c`` followed). The
+    Dockerfile is rewritten last, with the tree as its context, so git goes into every stage
+    that installs a git+ requirement.
+    """
     changes: list[Change] = []
     pin = {"dist": config.dist, "ref": config.ref}
-    for pyproject in (
-        stage_dir / "pyproject.toml",
-        stage_dir / "envs" / spec.name / "pyproject.toml",
-    ):
-        if pyproject.is_file():
-            changes += rewrite_file(
-                pyproject,
-                stage_dir,
-                lambda t, p: pinned_pyproject(t, p, **pin),
-            )
-    for requirements in sorted(stage_dir.rglob("requirements*.txt")):
-        if requirements.relative_to(stage_dir).parts[0] != "src":
-            changes += rewrite_file(
-                requirements,
-                stage_dir,
-                lambda t, p: deps.rewrite_requirements_txt(t, path=p, **pin),
-            )
     assert spec.dockerfile is not None
-    dockerfile_path = stage_dir / "Dockerfile"
     source_rel = spec.dockerfile.relative_to(spec.path).as_posix()
     text = read_text(stage_dir / source_rel, stage_dir)
-    Dockerfile.parse(text, f"envs/{spec.name}/{source_rel}")  # errors name the checkout's file
+    original = Dockerfile.parse(text, f"envs/{spec.name}/{source_rel}")  # errors name the file
+    for file in staged_requirement_files(original, spec, stage_dir):
+        if file.suffix == ".toml":
+            changes += rewrite_file(file, stage_dir, lambda t, p: pinned_pyproject(t, p, **pin))
+        else:
+            changes += rewrite_file(
+                file, stage_dir, lambda t, p: deps.rewrite_requirements_txt(t, path=p, **pin)
+            )
     new, dockerfile_changes = rewrite_for_space(  # change lines are lines of the staged file
-        text, path="Dockerfile", base_image=config.base_image, **pin
+        text, path="Dockerfile", base_image=config.base_image, context=stage_dir, **pin
     )
-    dockerfile_path.write_bytes(new.encode("utf-8"))
+    (stage_dir / "Dockerfile").write_bytes(new.encode("utf-8"))
     changes += dockerfile_changes
     if copies_legacy_core(Dockerfile.parse(new, "Dockerfile")):
         synthesize_legacy_core(stage_dir)
     changes += stage_readme(config, spec, stage_dir)
     return changes
+
+
+def staged_requirement_files(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> list[Path]:
+    """The staged files whose OpenEnv requirements are pinned, each once, in a stable order."""
+    pyprojects = [stage_dir / "pyproject.toml", stage_dir / "envs" / spec.name / "pyproject.toml"]
+    named = [
+        p
+        for p in sorted(stage_dir.rglob("requirements*.txt"))
+        if p.relative_to(stage_dir).parts[0] != "src"
+    ]
+    files = [
+        *pyprojects,
+        *(f for n in named for f in gitdeps.with_includes(n)),
+        *gitdeps.installed_files(df, stage_dir),
+    ]
+    return [
+        f
+        for f in dict.fromkeys(files)
+        if f.is_file() and f.resolve().is_relative_to(stage_dir.resolve())
+    ]
 
 
 def stage_readme(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> list[Change]:
