@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from releaselib.edit.dockerfile import Dockerfile
+from releaselib.edit.legacy_core import synthesize_legacy_core
 from releaselib.records import Fix
-from releaselib.stage import synthesize_legacy_core
 
 GIT_INSTALL = (
     "RUN apt-get update && apt-get install -y --no-install-recommends git \\\n"

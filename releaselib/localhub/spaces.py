@@ -16,13 +16,13 @@ from typing import Any
 
 import httpx
 
-from releaselib.localhub.dockerfile_plan import BuildError
 from releaselib.localhub.domains import SpaceDomain
 from releaselib.localhub.requestlog import RequestLog
 from releaselib.localhub.scenario import FaultInjector, Scenario, SpaceBehaviour
-from releaselib.localhub.space_process import SpaceProcess, free_port, start_space_process
 from releaselib.localhub.store import HubStore, Repo
 from releaselib.localhub.tls import TlsFiles
+from releaselib.space_runtime.plan import BuildError
+from releaselib.space_runtime.process import SpaceProcess, free_port, start_space_process
 
 #: How long a Space's process may take to open its port before it counts as RUNTIME_ERROR.
 STARTUP_TIMEOUT = 120.0

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from releaselib.localhub.dockerfile_plan import BuildError, Copy, RunPlan, read_plan
+from releaselib.space_runtime.plan import BuildError, Copy, RunPlan, read_plan
 
 #: ENV the OpenEnv base image provides before a Dockerfile adds its own.
 IMAGE_BASE_ENV = {"PYTHONPATH": "/app/src", "HOME": "/home/user", "LANG": "C.UTF-8"}
