@@ -85,3 +85,23 @@ def test_a_build_over_its_timeout_is_a_build_error_naming_it(tmp_path: Path) -> 
     with pytest.raises(BuildError, match=r"took longer than 0\.001 s"):
         builder.build(layout, tmp_path / "env", tmp_path / "build.log")
     assert "took longer" in (tmp_path / "build.log").read_text()
+
+
+@pytest.mark.venv
+def test_the_openenv_pin_is_served_from_the_checkout_built_once_into_a_wheel(tmp_path: Path) -> None:
+    checkout = tmp_path / "OpenEnv"
+    (checkout / "src" / "openenv_core").mkdir(parents=True)
+    (checkout / "src" / "openenv_core" / "__init__.py").write_text("")
+    (checkout / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "openenv-core"\nversion = "0.3.0"\n'
+    )
+    layout = layout_of(tmp_path, f'FROM python:3.11\nRUN pip install {PIN}\nCMD ["python"]\n')
+    builder = VenvBuilder(tmp_path / "builder", openenv=checkout)
+    for env in ("one", "two"):
+        builder.build(layout, tmp_path / env, tmp_path / f"{env}.log")
+    overrides = (tmp_path / "two" / "overrides.txt").read_text()
+    assert overrides.startswith("openenv-core[core] @ file://") and ".whl" in overrides
+    assert "building OpenEnv" in (tmp_path / "one.log").read_text()
+    assert "building OpenEnv" not in (tmp_path / "two.log").read_text()
+    assert list((tmp_path / "two" / "lib").glob("python3*/site-packages/openenv_core"))
