@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import socket
 import ssl
 import time
 from collections.abc import Iterator
@@ -56,7 +57,9 @@ def test_a_package_the_tool_lacks_passes_under_venv_and_fails_under_host(
     venv_hub: LocalHub, host_hub: LocalHub, tmp_path: Path
 ) -> None:
     assert importlib.util.find_spec("inflection") is None  # the tool's own environment lacks it
-    tree = openenv_space(tmp_path / "s", "inflect_env", imports="inflection", declares=["inflection"])
+    tree = openenv_space(
+        tmp_path / "s", "inflect_env", imports="inflection", declares=["inflection"]
+    )
     built = deploy(venv_hub, tree, "inflect_env")
     assert built.stage == "RUNNING", built.raw.get("errorMessage")
     assert probe(venv_hub, built) is Outcome.PASS
@@ -86,3 +89,31 @@ def test_a_git_requirement_on_a_gitless_image_is_a_build_error_recover_can_name(
     api = HfApi(endpoint=venv_hub.endpoint, token=venv_hub.token)
     log = "".join(api.fetch_space_logs("openenv/gitless_env", build=True))
     assert "Cannot find command 'git'" in log and "line 3: pip install" in log
+
+
+def test_a_hanging_build_holds_up_no_other_space_and_ends_as_a_build_error(tmp_path: Path) -> None:
+    with (
+        socket.socket() as black_hole,
+        LocalHub(tmp_path / "hub", builder="venv", build_timeout=8, build_jobs=2) as hub,
+    ):
+        black_hole.bind(("127.0.0.1", 0))
+        black_hole.listen()  # accepts connections, never answers
+        index = f"http://127.0.0.1:{black_hole.getsockname()[1]}/simple"
+        hanging = tmp_path / "hanging"
+        hanging.mkdir()
+        (hanging / "Dockerfile").write_text(
+            f"FROM python:3.11\nRUN pip install --index-url {index} inflection\n"
+            'CMD ["python", "-m", "http.server", "8000"]\n'
+        )
+        quick = tmp_path / "quick"
+        quick.mkdir()
+        (quick / "Dockerfile").write_text(
+            'FROM python:3.11\nCMD ["sh", "-c", "python -m http.server --bind 127.0.0.1 $PORT"]\n'
+        )
+        api = HfApi(endpoint=hub.endpoint, token=hub.token)
+        api.create_repo("openenv/hanging", repo_type="space", space_sdk="docker")
+        api.upload_folder(repo_id="openenv/hanging", repo_type="space", folder_path=hanging)
+        assert deploy(hub, quick, "quick").stage == "RUNNING"
+        assert api.get_space_runtime("openenv/hanging").stage == "BUILDING"
+        ended = deploy(hub, hanging, "hanging")
+        assert ended.stage == "BUILD_ERROR" and "took longer than 8 s" in ended.raw["errorMessage"]
