@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from releaselib.edit.dockerfile import Dockerfile
+from releaselib.edit.legacy_core import synthesize_legacy_core
 from releaselib.records import Fix
-from releaselib.stage import synthesize_legacy_core
 
 
 def edit_dockerfile(tree: Path, change: Callable[[Dockerfile], Dockerfile]) -> bool:

@@ -16,6 +16,7 @@ from openenv_release.common import consoles, helps, release_config, reported, re
 from releaselib import console as out
 from releaselib.config import RefResolution, ReleaseConfig
 from releaselib.discover import discover_envs, select_envs
+from releaselib.errors import UsageError
 from releaselib.hub import Hub
 from releaselib.ledger import Ledger, default_path
 from releaselib.localhub import Scenario
@@ -25,6 +26,7 @@ from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.rehearse import rehearse as run_rehearsal
 from releaselib.release import Release, ReleaseOptions, release_key
 from releaselib.report import build_report, write_briefing
+from releaselib.space_runtime.builders import BUILDERS
 from releaselib.stage import allow_flags
 from releaselib.status import board, runtimes_of
 
@@ -176,16 +178,30 @@ def report(
             print(f"briefing: {markdown}\njson: {as_json}")
 
 
-@task(help=helps("keep", "scenario", "json"))
+@task(
+    help=helps(
+        "keep",
+        "scenario",
+        "json",
+        builder="the embedded Hub's builder: host (the tool's own Python) or venv (a uv "
+        "virtual env per Space commit, the OpenEnv pin served from the checkout)",
+    )
+)
 def rehearse(
-    c: Context, keep: str | None = None, scenario: str | None = None, json: bool = False
+    c: Context,
+    keep: str | None = None,
+    scenario: str | None = None,
+    json: bool = False,
+    builder: str = "host",
 ) -> None:
     """A whole release of the bundled examples/ against the embedded Hub: no account, no network."""
     with reported():
         console = consoles(json)
         workdir = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="openenv-rehearsal-")) / "r"
+        if builder not in BUILDERS:
+            raise UsageError(f"--builder {builder!r}: choose one of {', '.join(BUILDERS)}")
         faults = Scenario.load(Path(scenario)) if scenario else None
-        result = run_rehearsal(workdir, scenario=faults, on_event=console.print)
+        result = run_rehearsal(workdir, scenario=faults, on_event=console.print, builder=builder)
         if json:
             print(jsonlib.dumps(result.report, indent=2))
         else:

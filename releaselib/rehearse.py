@@ -93,12 +93,20 @@ def mismatches(report: Mapping[str, Any]) -> list[str]:
 
 
 def rehearse(
-    workdir: Path, *, scenario: Scenario | None = None, on_event: Event = lambda line: None
+    workdir: Path,
+    *,
+    scenario: Scenario | None = None,
+    on_event: Event = lambda line: None,
+    builder: str = "host",
 ) -> Rehearsal:
     """Run the rehearsal in ``workdir`` (which must not exist yet) and report how it ended;
-    ``scenario`` makes the embedded Hub misbehave (the outcome must not change)."""
+    ``scenario`` makes the embedded Hub misbehave (the outcome must not change); ``builder`` is
+    the embedded Hub's (``venv`` installs the OpenEnv pin from the copied checkout)."""
     checkout = copy_checkout(examples_dir(), workdir / "OpenEnv")
-    with LocalHub(workdir / "hub", user=NAMESPACE, scenario=scenario) as local:
+    embedded = LocalHub(
+        workdir / "hub", user=NAMESPACE, scenario=scenario, builder=builder, openenv=checkout
+    )
+    with embedded as local:
         on_event(f"embedded Hub at {local.endpoint}")
         config, resolution = build_config(
             Options(

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from releaselib.config import ReleaseConfig
 from releaselib.edit import deps, gitdeps, readme
 from releaselib.edit.dockerfile import Dockerfile, rewrite_for_space
+from releaselib.edit.legacy_core import synthesize_legacy_core
 from releaselib.errors import ReleaseError, StageError, UsageError
 from releaselib.gitfiles import GitFiles, list_files
 from releaselib.plugins import Owned, PluginRegistry
@@ -366,14 +367,6 @@ def rewrite_file(
     if new != text:
         path.write_bytes(new.encode("utf-8"))
     return list(changes)
-
-
-def synthesize_legacy_core(stage_dir: Path) -> None:
-    """Recreate ``src/core/`` (a copy of ``src/openenv/core``) for Dockerfiles that copy it."""
-    core = stage_dir / "src" / "openenv" / "core"
-    legacy = stage_dir / "src" / "core"
-    if core.is_dir() and not legacy.exists():
-        shutil.copytree(core, legacy)
 
 
 def copies_legacy_core(dockerfile: Dockerfile) -> bool:

@@ -13,6 +13,7 @@ from typing import TextIO
 
 from releaselib.localhub.hub import LocalHub
 from releaselib.localhub.scenario import Scenario
+from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT, BUILDERS
 
 
 def serve(
@@ -21,13 +22,25 @@ def serve(
     state_dir: Path | None = None,
     scenario: Path | None = None,
     out: TextIO = sys.stdout,
+    builder: str = "host",
+    openenv: Path | None = None,
+    build_timeout: float = BUILD_TIMEOUT,
+    build_jobs: int = BUILD_JOBS,
 ) -> None:
     """Serve until SIGINT or SIGTERM, then stop every Space process. Call from the main thread."""
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopped.set())
     loaded = Scenario.load(scenario) if scenario else None
-    with LocalHub(state_dir, scenario=loaded, port=port) as hub:
+    with LocalHub(
+        state_dir,
+        scenario=loaded,
+        port=port,
+        builder=builder,
+        openenv=openenv,
+        build_timeout=build_timeout,
+        build_jobs=build_jobs,
+    ) as hub:
         # The one place the token is printed: the caller needs it to talk to this Hub.
         print(json.dumps({"endpoint": hub.endpoint, "token": hub.token}), file=out, flush=True)
         stopped.wait()
@@ -38,5 +51,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0, help="Hub API port (default: a free one)")
     parser.add_argument("--state-dir", type=Path, help="keep repos here (default: a temp folder)")
     parser.add_argument("--scenario", type=Path, help="YAML/JSON scenario of faults")
+    parser.add_argument("--builder", choices=BUILDERS, default="host", help="RUN stand-in")
+    parser.add_argument("--openenv", type=Path, help="OpenEnv checkout the venv builder installs")
+    parser.add_argument("--build-timeout", type=float, default=BUILD_TIMEOUT, help="seconds")
+    parser.add_argument("--build-jobs", type=int, default=BUILD_JOBS, help="builds at once")
     args = parser.parse_args(argv)
-    serve(port=args.port, state_dir=args.state_dir, scenario=args.scenario)
+    serve(
+        port=args.port,
+        state_dir=args.state_dir,
+        scenario=args.scenario,
+        builder=args.builder,
+        openenv=args.openenv,
+        build_timeout=args.build_timeout,
+        build_jobs=args.build_jobs,
+    )
