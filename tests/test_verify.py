@@ -23,6 +23,7 @@ from releaselib.config import ReleaseConfig
 from releaselib.deploy import deploy_all
 from releaselib.hookspecs import hookimpl
 from releaselib.hub import Hub
+from releaselib.ledger import Ledger
 from releaselib.localhub import LocalHub, Scenario, SpaceBehaviour
 from releaselib.pin_step import pin_envs
 from releaselib.plugins import PluginRegistry, get_plugin_manager
@@ -322,3 +323,36 @@ def test_the_verify_task_prints_json_records_the_ledger_and_exits_1_on_a_fail(hu
     recorded = json.loads(ledger.read_text())["envs"]
     assert recorded["echo_env"]["verify"]["outcome"] == "PASS" and recorded["echo_env"]["verify"]["status"] == "done"
     assert hub.token not in done.stdout + done.stderr + ledger.read_text()
+
+
+def test_verify_needs_no_checkout_and_never_runs_git(hub: LocalHub, tmp_path: Path) -> None:
+    """No --repo: the tuple comes from the one ledger under the staging dir, or from --suffix."""
+    fake_bin, marker = tmp_path / "bin", tmp_path / "git-was-called"
+    fake_bin.mkdir()
+    (fake_bin / "git").write_text(f"#!/bin/sh\necho \"$@\" >> {marker}\nexit 1\n")
+    (fake_bin / "git").chmod(0o755)
+    here = tmp_path / "not-a-checkout"
+    ledger = here / "hf-staging" / "ledger-openenv-0.2.2.json"
+    release = {"namespace": "openenv", "version": "0.2.2", "suffix": SUFFIX, "ref": "v0.2.2", "dist": "openenv-core"}
+    Ledger.load(ledger, release)
+    env = {
+        **hub.client_env(), "PATH": f"{fake_bin}:/usr/bin:/bin", "HOME": str(tmp_path),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
+    code = "from openenv_release.cli import main; main()"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", code, "verify", "--env", "echo_env", "--json", *args],
+                              cwd=here, env=env, capture_output=True, text=True, timeout=120)
+
+    from_ledger = run()
+    assert from_ledger.returncode == 0, from_ledger.stderr
+    assert json.loads(from_ledger.stdout)[0]["outcome"] == "PASS"
+    assert json.loads(ledger.read_text())["envs"]["echo_env"]["verify"]["outcome"] == "PASS"
+    from_suffix = run("--suffix", SUFFIX, "--staging-dir", str(tmp_path / "elsewhere"))
+    assert from_suffix.returncode == 0, from_suffix.stderr
+    assert json.loads(from_suffix.stdout)[0]["space"] == f"openenv/echo_env{SUFFIX}"
+    assert not (tmp_path / "elsewhere").exists() and not marker.exists()
+    Ledger.load(ledger.with_name("ledger-openenv-0.3.0.json"), {**release, "version": "0.3.0", "suffix": "-0.3.0"})
+    two = run()
+    assert two.returncode == 2 and "2 release ledgers" in two.stderr and "--version" in two.stderr
