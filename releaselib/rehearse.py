@@ -19,8 +19,10 @@ from releaselib.discover import discover_envs, select_envs
 from releaselib.hub import Hub
 from releaselib.ledger import Ledger, default_path
 from releaselib.localhub import LocalHub, Scenario
+from releaselib.localhub.seed import seed_canonicals
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.promote import Target
 from releaselib.release import Event, Release, ReleaseOptions, release_key
 from releaselib.shell import run
 from releaselib.status import Row, board, runtimes_of
@@ -110,8 +112,7 @@ def rehearse(
             )
         )
         hub = Hub.connect(local.endpoint, token=local.token)
-        for name in CANONICALS:
-            hub.create_space(f"{NAMESPACE}/{name}", private=False)
+        seed_canonicals(hub, [Target(f"{NAMESPACE}/{name}") for name in CANONICALS])
         ledger = Ledger.load(default_path(config), release_key(config))
         registry = PluginRegistry(get_plugin_manager())
         tls = ssl.create_default_context(cafile=str(local.ca_bundle))

@@ -1,9 +1,16 @@
-"""Run a LocalHub in the foreground: print ``{"endpoint", "token"}`` once, serve until Ctrl-C."""
+"""Run a LocalHub in the foreground: say how to reach it once, then serve until Ctrl-C.
+
+The first output is one JSON line ``{"endpoint", "token", "ca_bundle"}``, or, with
+``print_env``, ``export NAME=value`` lines for ``eval``: the variables a client needs
+(``HF_ENDPOINT``, ``HF_TOKEN``, ``SSL_CERT_FILE`` so the https Space domains are trusted, and an
+``HF_HOME`` of its own). The token is the embedded Hub's own throwaway one, never the caller's.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import signal
 import sys
 import threading
@@ -15,11 +22,22 @@ from releaselib.localhub.hub import LocalHub
 from releaselib.localhub.scenario import Scenario
 
 
+def announcement(hub: LocalHub, *, print_env: bool) -> str:
+    """What ``serve`` prints first: a JSON line, or ``export`` lines ready for ``eval``."""
+    if print_env:
+        return "\n".join(
+            f"export {name}={shlex.quote(value)}" for name, value in hub.client_env().items()
+        )
+    found = {"endpoint": hub.endpoint, "token": hub.token, "ca_bundle": str(hub.ca_bundle)}
+    return json.dumps(found)
+
+
 def serve(
     *,
     port: int = 0,
     state_dir: Path | None = None,
     scenario: Path | None = None,
+    print_env: bool = False,
     out: TextIO = sys.stdout,
 ) -> None:
     """Serve until SIGINT or SIGTERM, then stop every Space process. Call from the main thread."""
@@ -29,7 +47,7 @@ def serve(
     loaded = Scenario.load(scenario) if scenario else None
     with LocalHub(state_dir, scenario=loaded, port=port) as hub:
         # The one place the token is printed: the caller needs it to talk to this Hub.
-        print(json.dumps({"endpoint": hub.endpoint, "token": hub.token}), file=out, flush=True)
+        print(announcement(hub, print_env=print_env), file=out, flush=True)
         stopped.wait()
 
 
@@ -38,5 +56,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0, help="Hub API port (default: a free one)")
     parser.add_argument("--state-dir", type=Path, help="keep repos here (default: a temp folder)")
     parser.add_argument("--scenario", type=Path, help="YAML/JSON scenario of faults")
+    parser.add_argument("--print-env", action="store_true", help="print export lines for eval")
     args = parser.parse_args(argv)
-    serve(port=args.port, state_dir=args.state_dir, scenario=args.scenario)
+    serve(
+        port=args.port, state_dir=args.state_dir, scenario=args.scenario, print_env=args.print_env
+    )
