@@ -1,16 +1,23 @@
-"""The ``localhub`` task namespace: run the embedded Hub in the foreground."""
+"""The ``localhub`` task namespace: run the embedded Hub, and seed it like a real namespace."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from invoke.collection import Collection
 from invoke.context import Context
 from invoke.tasks import task
 
-from openenv_release.common import reported
+from openenv_release.common import helps, reported
+from releaselib.config import DEFAULT_NAMESPACE
+from releaselib.discover import check_env_flags
 from releaselib.errors import UsageError
+from releaselib.hub import Hub
+from releaselib.localhub.seed import check_local, named_targets, seed_canonicals
 from releaselib.localhub.serve import serve as serve_hub
+from releaselib.options import check_namespace
+from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT, BUILDERS
 
 
@@ -23,6 +30,7 @@ from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT, BUILDER
         "openenv": "OpenEnv checkout whose wheel the venv builder installs for the OpenEnv pin",
         "build_timeout": "seconds a build may take before it is a BUILD_ERROR",
         "build_jobs": "builds that run at once",
+        "print_env": "print export HF_ENDPOINT=… HF_TOKEN=… SSL_CERT_FILE=… lines for eval",
     }
 )
 def serve(
@@ -34,8 +42,10 @@ def serve(
     openenv: str = "",
     build_timeout: int = int(BUILD_TIMEOUT),
     build_jobs: int = BUILD_JOBS,
+    print_env: bool = False,
 ) -> None:
-    """Print {"endpoint", "token"} as one JSON line, then serve until Ctrl-C."""
+    """Print {"endpoint", "token", "ca_bundle"} as one JSON line (or export lines with
+    --print-env), then serve until Ctrl-C."""
     with reported():
         if builder not in BUILDERS:
             raise UsageError(f"--builder {builder!r}: choose one of {', '.join(BUILDERS)}")
@@ -47,7 +57,36 @@ def serve(
         openenv=Path(openenv) if openenv else None,
         build_timeout=build_timeout,
         build_jobs=build_jobs,
+        print_env=print_env,
     )
 
 
-localhub = Collection("localhub", serve)
+@task(
+    iterable=["env"],
+    help=helps(
+        "namespace",
+        "hub_endpoint",
+        canonicals="create the canonical Spaces the plugins name, public",
+        env="seed only this env's canonical Spaces (its plugin's, else <namespace>/<env>)",
+    ),
+)
+def seed(
+    c: Context,
+    canonicals: bool = False,
+    env: list[str] | None = None,
+    namespace: str | None = None,
+    hub_endpoint: str | None = None,
+) -> None:
+    """Give a running embedded Hub what a real namespace has before a release."""
+    with reported():
+        if not canonicals:
+            raise UsageError("nothing to seed", remedy="pass --canonicals")
+        endpoint = check_local(hub_endpoint or os.environ.get("HF_ENDPOINT"))
+        owner = check_namespace("--namespace", namespace or DEFAULT_NAMESPACE)
+        registry = PluginRegistry(get_plugin_manager())
+        targets = named_targets(registry, owner, check_env_flags(env or []))
+        for seeded in seed_canonicals(Hub.connect(endpoint), targets):
+            print(f"{'created' if seeded.created else 'exists '} {seeded.space_id} (public)")
+
+
+localhub = Collection("localhub", serve, seed)

@@ -22,7 +22,7 @@ from releaselib.discover import check_env_flags, discover_envs, select_envs
 from releaselib.errors import UsageError
 from releaselib.hub import Hub
 from releaselib.ledger import Ledger
-from releaselib.options import Options, build_config, pick
+from releaselib.options import Options, build_config, check_jobs, pick
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.probe import Outcome
 from releaselib.records import SPACE_ID
@@ -31,16 +31,18 @@ from releaselib.runtime import recover as recover_space
 from releaselib.stage import stage_envs
 from releaselib.verify import (
     DEFAULT_TIMEOUT,
+    PROBE_JOBS,
     VerifyResult,
     candidates,
     record_result,
     verify_spaces,
 )
+from releaselib.verify_tuple import verify_config
 
 COLOURS = {"PASS": "green", "FAIL": "red", "INCONCLUSIVE": "yellow"}
 HELP = {
     **helps("repo", "version", "namespace", "suffix", "json", "hub_endpoint"),
-    "jobs": "how many Spaces to probe at once (default 4)",
+    "probe_jobs": f"how many Spaces to probe at once (default {PROBE_JOBS}, or fewer Spaces)",
     "env": "env whose candidate to verify (repeatable; default: every Space with the suffix)",
     "space_id": "also verify this owner/name Space (repeatable)",
     "timeout": f"seconds per probe request (default {DEFAULT_TIMEOUT:g}; slow envs get more)",
@@ -119,7 +121,14 @@ def number(name: str, flag: str | None, configured: dict[str, Any], default: flo
     return value
 
 
-@task(iterable=["env", "space_id"], help=HELP)
+@task(
+    iterable=["env", "space_id"],
+    help={
+        **HELP,
+        "repo": "OpenEnv checkout, only for the default --version (verify needs none)",
+        "version": "release version (default: the release ledger's; or --suffix without '-')",
+    },
+)
 def verify(
     c: Context,
     repo: str | None = None,
@@ -130,26 +139,27 @@ def verify(
     namespace: str | None = None,
     timeout: str | None = None,
     wait: str | None = None,
-    jobs: int | None = None,
+    probe_jobs: str | None = None,
     hub_endpoint: str | None = None,
     ledger: str | None = None,
     staging_dir: str | None = None,
     json: bool = False,
 ) -> None:
     """Wait for the candidate Spaces, then require reset and a schema-correct step on a READY
-    domain of each; exit 1 if any FAILed."""
+    domain of each; exit 1 if any FAILed. Needs no OpenEnv checkout: the tuple comes from the
+    flags or the release's ledger."""
     with reported():
         options = Options(
             repo=repo,
             version=version,
             namespace=namespace,
             suffix=suffix,
-            jobs=jobs,
             hub_endpoint=hub_endpoint,
             staging_dir=staging_dir,
         )
         configured = release_config(c)
-        config, resolution = build_config(options, configured)
+        config, resolution, found = verify_config(options, configured, ledger=ledger)
+        threads = check_jobs(pick("probe_jobs", probe_jobs, configured, PROBE_JOBS), "--probe-jobs")
         console = consoles(json)
         out.print_tuple(console, config, resolution)
         for given in space_id or []:
@@ -168,7 +178,7 @@ def verify(
                 f"no Space of {config.namespace} ends with {config.suffix}",
                 remedy="deploy first, or pass --env/--space-id",
             )
-        book = open_ledger(config, ledger, create=False)
+        book = open_ledger(config, str(found) if found else None, create=False)
         with progress(console, ids) as update:
             results = verify_spaces(
                 hub,
@@ -177,7 +187,7 @@ def verify(
                 registry=PluginRegistry(get_plugin_manager()),
                 timeout=number("timeout", timeout, configured, DEFAULT_TIMEOUT),
                 wait=number("wait", wait, configured, 600.0),
-                jobs=config.jobs,
+                jobs=threads,
                 on_update=update,
             )
         for result in results:

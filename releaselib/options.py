@@ -99,15 +99,15 @@ def check_namespace(flag: str, value: str) -> str:
     return value
 
 
-def check_jobs(value: object) -> int:
-    """``--jobs`` as a positive int (flags, variables and config files give strings)."""
+def check_jobs(value: object, flag: str = "--jobs") -> int:
+    """``flag`` as a positive int (flags, variables and config files give strings)."""
     try:
         jobs = int(str(value))
     except ValueError:
         jobs = 0
     if jobs < 1:
         raise UsageError(
-            f"--jobs {value!r} must be a whole number, at least 1", remedy="e.g. --jobs 4"
+            f"{flag} {value!r} must be a whole number, at least 1", remedy=f"e.g. {flag} 4"
         )
     return jobs
 

@@ -19,6 +19,7 @@ from releaselib.discover import discover_envs, select_envs
 from releaselib.hub import Hub
 from releaselib.ledger import Ledger, default_path
 from releaselib.localhub import LocalHub, Scenario
+from releaselib.localhub.seed import named_targets, seed_canonicals
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.release import Event, Release, ReleaseOptions, release_key
@@ -33,8 +34,8 @@ INTENDED: Mapping[str, tuple[str, str]] = {
     "slow_env": ("INCONCLUSIVE", "held"),
     "textarena_env": ("PASS", "promoted"),
 }
-#: Canonical Spaces the rehearsal namespace starts with (textarena's are its game aliases).
-CANONICALS = ("echo_env", "legacy_env", "sudoku", "wordle")
+#: Envs whose canonical Spaces the rehearsal namespace starts with (textarena_env: its aliases).
+PROMOTED = ("echo_env", "legacy_env", "textarena_env")
 NAMESPACE = "openenv"
 PROBE_TIMEOUT = 5.0  # slow_env resets in 20 s, so it stays inconclusive
 
@@ -118,10 +119,9 @@ def rehearse(
             )
         )
         hub = Hub.connect(local.endpoint, token=local.token)
-        for name in CANONICALS:
-            hub.create_space(f"{NAMESPACE}/{name}", private=False)
-        ledger = Ledger.load(default_path(config), release_key(config))
         registry = PluginRegistry(get_plugin_manager())
+        seed_canonicals(hub, named_targets(registry, NAMESPACE, PROMOTED))
+        ledger = Ledger.load(default_path(config), release_key(config))
         tls = ssl.create_default_context(cafile=str(local.ca_bundle))
         options = ReleaseOptions(timeout=PROBE_TIMEOUT, wait=300.0, interval=0.5, tls=tls)
         specs = select_envs(discover_envs(checkout), [])

@@ -177,7 +177,6 @@ class Release:
             registry=self.registry,
             timeout=self.options.timeout,
             wait=self.options.wait,
-            jobs=self.config.jobs,
             interval=self.options.interval,
             tls=self.options.tls,
             on_update=lambda space_id, status: None,

@@ -118,6 +118,7 @@ def empty_envs(repo: Path, tmp: Path) -> None:
 CLI_CASES = [
     pytest.param(nothing, ["stage", "--env", "../x"], 2, ["--env '../x' is not a valid env name", "name a directory under envs/"], id="env-dot-dot"),
     pytest.param(nothing, ["verify", "--env", "../x"], 2, ["--env '../x' is not a valid env name"], id="verify-env-dot-dot"),
+    pytest.param(nothing, ["verify", "--probe-jobs", "0"], 2, ["--probe-jobs '0' must be a whole number, at least 1"], id="probe-jobs-0"),
     pytest.param(nothing, ["stage", "--env", "a;rm -rf /"], 2, ["--env 'a;rm -rf /' is not a valid env name"], id="env-shell-metacharacters"),
     pytest.param(lambda r, t: shutil.copytree(r / "envs" / "a_env", r / "envs" / "a b"), ["stage", "--env", "a b"], 2, ["--env 'a b' is not a valid env name"], id="env-dir-with-a-space"),
     pytest.param(nothing, ["stage", "--version", "1.0 beta"], 2, ["--version '1.0 beta' is not a version", "use something like 0.2.2"], id="version-with-a-space"),
