@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 from invoke.exceptions import Exit, ParseError
 from invoke.program import Program
 
@@ -9,6 +12,8 @@ from openenv_release.tasks import ns
 from releaselib import __version__
 
 USAGE_REMEDY = "see openenv-release --list and openenv-release --help <task>"
+#: the status a shell reports for a tool that SIGPIPE ended (128 + 13), as ``seq 1 9 | head -1``
+BROKEN_PIPE = 141
 
 
 class ReleaseProgram(Program):
@@ -34,4 +39,11 @@ program = ReleaseProgram(
 
 
 def main() -> None:
-    program.run()
+    try:
+        program.run()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # the reader went away (``--list | head -3``): stop quietly, as Unix tools do, and keep
+        # the interpreter's final flush of stdout from raising again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(BROKEN_PIPE)

@@ -60,7 +60,7 @@ def reported() -> Iterator[None]:
     no Hub token in either."""
     try:
         yield
-    except Exit:
+    except (Exit, BrokenPipeError):  # cli.main ends a broken pipe quietly
         raise
     except ReleaseError as exc:
         raise Exit(f"error: {exc.one_line()}", code=exc.exit_code) from None

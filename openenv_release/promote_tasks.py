@@ -106,8 +106,10 @@ def promote(
     hub_endpoint: str | None = None,
     json: bool = False,
 ) -> None:
-    """Publish each PASSed candidate's verified tree into its canonical Spaces; exit 1 if any
-    promotion failed."""
+    """Publish each PASSed candidate's verified tree into its canonical Spaces.
+
+    Exit 1 if any promotion failed.
+    """
     with reported():
         options = Options(
             repo=repo,
@@ -287,8 +289,10 @@ def pin(
     hub_endpoint: str | None = None,
     json: bool = False,
 ) -> None:
-    """Pin FAILed envs below the release in the checkout and lift the old pins of passing ones;
-    prints the diff. The only task that writes to the checkout."""
+    """Pin FAILed envs below the release in the checkout; lift old pins of passing ones.
+
+    Prints the diff. The only task that writes to the checkout.
+    """
     with reported():
         options = Options(
             repo=repo,

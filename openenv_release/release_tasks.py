@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json as jsonlib
-import tempfile
 from pathlib import Path
 
 from invoke.context import Context
@@ -21,6 +20,7 @@ from releaselib.localhub import Scenario
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.rehearse import rehearse as run_rehearsal
+from releaselib.rehearse import workspace
 from releaselib.release import Release, ReleaseOptions, release_key
 from releaselib.report import build_report, write_briefing
 from releaselib.status import board, runtimes_of
@@ -165,9 +165,8 @@ def rehearse(
     c: Context, keep: str | None = None, scenario: str | None = None, json: bool = False
 ) -> None:
     """A whole release of the bundled examples/ against the embedded Hub: no account, no network."""
-    with reported():
+    with reported(), workspace(Path(keep) if keep else None) as workdir:
         console = consoles(json)
-        workdir = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="openenv-rehearsal-")) / "r"
         faults = Scenario.load(Path(scenario)) if scenario else None
         result = run_rehearsal(workdir, scenario=faults, on_event=console.print)
         if json:

@@ -161,8 +161,10 @@ def deploy(
     dry_run: bool = False,
     json: bool = False,
 ) -> None:
-    """Stage, then push private version-suffixed candidate Spaces, sending only what changed;
-    results go to the release's ledger when it exists (or to --ledger)."""
+    """Stage, then push private candidate Spaces, sending only what changed.
+
+    Results go to the release's ledger when it exists (or to --ledger).
+    """
     with reported():
         options = Options(
             repo=repo,

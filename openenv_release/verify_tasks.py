@@ -135,8 +135,10 @@ def verify(
     staging_dir: str | None = None,
     json: bool = False,
 ) -> None:
-    """Wait for the candidate Spaces, then require reset and a schema-correct step on a READY
-    domain of each; exit 1 if any FAILed."""
+    """Wait for the candidates, then require a real reset and step on a READY domain.
+
+    Exit 1 if any FAILed.
+    """
     with reported():
         options = Options(
             repo=repo,
@@ -229,8 +231,11 @@ def recover(
     ledger: str | None = None,
     json: bool = False,
 ) -> None:
-    """Triage one candidate: reboot a stale BUILD_ERROR or stuck start, recreate it if allowed,
-    name a known failure; then verify it. Exit 1 unless it passes."""
+    """Triage one candidate: reboot or recreate it, name a known failure, verify it.
+
+    Reboots a stale BUILD_ERROR or a stuck start, recreates it if allowed. Exit 1 unless it
+    passes.
+    """
     with reported():
         if not env:
             raise UsageError("recover needs --env NAME", remedy="e.g. --env echo_env")

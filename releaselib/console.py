@@ -39,7 +39,12 @@ def print_tuple(console: Console, config: ReleaseConfig, resolution: RefResoluti
         table.add_row(f"[bold]{key}[/]", value)
     console.print(table)
     if resolution.warning:
-        console.print(f"[yellow]warning:[/] {resolution.warning}")
+        warn(console, resolution.warning)
+
+
+def warn(console: Console, text: str) -> None:
+    """One warning, one line: the terminal wraps it, never rich at a width it guessed."""
+    console.print(f"[yellow]warning:[/] {text}", soft_wrap=True)
 
 
 def print_staged(console: Console, staged: Sequence[StagedSpace]) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from releaselib import __version__
 from releaselib.config import ReleaseConfig
-from releaselib.errors import AuthError, ReleaseError, UsageError
+from releaselib.errors import AuthError, ReleaseError, UnreachableError, UsageError
 from releaselib.hub import KEEP_REMOTE, Hub, RemoteFile, RemoteSpace
 from releaselib.records import SPACE_ID, StagedSpace
 
@@ -224,6 +224,8 @@ def plan_all(
             return Deployed(s, space_id, error=s.error)
         try:
             return Deployed(s, space_id, plan=plan(hub, s, space_id, private=config.private))
+        except UnreachableError:
+            raise  # the step fails as a whole, with one error naming the endpoint
         except ReleaseError as exc:
             return Deployed(s, space_id, error=f"{s.env}: {exc.one_line()}")
 

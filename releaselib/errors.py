@@ -59,6 +59,10 @@ class HubError(ReleaseError):
     """The Hub refused or failed a request."""
 
 
+class UnreachableError(HubError):
+    """No connection to the Hub at all: the step fails as a whole, not env by env."""
+
+
 class AuthError(HubError):
     """No token, or the Hub rejected it."""
 
