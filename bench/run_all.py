@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("stage_corpus", "deploy_requests", "verify_30", "release_34")
+BENCHMARKS = ("startup", "stage_corpus", "deploy_requests", "verify_30", "release_34")
 
 
 def run(name: str, out: Path) -> dict[str, Any]:

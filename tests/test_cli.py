@@ -38,3 +38,17 @@ def test_every_task_summary_in_list_is_a_whole_sentence_that_fits() -> None:
         assert "\n" not in summary, f"{name}: summary spans lines: {summary!r}"
         assert summary.endswith("."), f"{name}: {summary!r}"
         assert len(summary) <= 90, f"{name}: {len(summary)} characters"
+
+
+def test_version_starts_without_the_tasks_or_the_hub_client() -> None:
+    """--version answers before the task collection (and what it imports) is loaded."""
+    code = (
+        "import sys\nfrom openenv_release.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = ('openenv_release.tasks', 'huggingface_hub', 'releaselib.localhub', 'rich')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in heavy))"
+    )
+    result = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, text=True, timeout=60)
+    version, loaded = result.stdout.splitlines()
+    assert version.startswith("openenv-release ")
+    assert loaded == "[]"
