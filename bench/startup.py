@@ -63,7 +63,8 @@ def main() -> int:
     for name, args in COMMANDS.items():
         best = min(child_cpu(args)[0] for _ in range(RUNS))
         figures[name] = {"cpu_s": round(best, 3), "top_imports": top_imports(args)}
-        print(f"{name:<10} {best:.3f} s CPU  (target < {TARGET_S} s)  {figures[name]['top_imports']}")
+        tops = ", ".join(figures[name]["top_imports"])
+        print(f"{name:<10} {best:.3f} s CPU  (target < {TARGET_S} s)  {tops}")
     if options.json:
         options.json.write_text(json.dumps(figures, indent=2))
     return 0
