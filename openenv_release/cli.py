@@ -6,7 +6,7 @@ import os
 import sys
 
 from invoke.exceptions import Exit, ParseError
-from invoke.parser import ParserContext
+from invoke.parser.context import ParserContext
 from invoke.program import Program
 
 from releaselib import __version__
