@@ -2,8 +2,9 @@
 
 Run: ``python bench/startup.py [--json PATH]``. Each command runs 5 times in a fresh
 interpreter; the figure is the lowest user+system CPU time of the child (the machine's other
-load only adds to it). ``python -X importtime`` then names the imports that cost the most for
-each command, so a regression points at its module.
+load only adds to it), beside the floor: the interpreter importing invoke and nothing else.
+``python -X importtime`` then names the imports that cost the most for each command, so a
+regression points at its module.
 """
 
 from __future__ import annotations
@@ -28,11 +29,11 @@ RUNS = 5
 TARGET_S = 0.3
 
 
-def child_cpu(args: list[str], *flags: str) -> tuple[float, str]:
-    """CPU seconds of one run of the console script, and its stderr."""
+def child_cpu(args: list[str], *flags: str, code: str = MAIN) -> tuple[float, str]:
+    """CPU seconds of one run of ``code`` (the console script) in a child, and its stderr."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = subprocess.run(
-        [sys.executable, *flags, "-c", MAIN, *args],
+        [sys.executable, *flags, "-c", code, *args],
         capture_output=True, text=True, cwd=PROJECT,
         env={**os.environ, "PYTHONPATH": str(PROJECT), "OPENENV_RELEASE_REMOTE": "/nonexistent"},
     )
@@ -59,7 +60,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--json", type=Path)
     options = parser.parse_args()
-    figures: dict[str, Any] = {"target_cpu_s": TARGET_S}
+    floor = min(child_cpu([], code="import invoke.program")[0] for _ in range(RUNS))
+    figures: dict[str, Any] = {"target_cpu_s": TARGET_S, "floor_cpu_s": round(floor, 3)}
+    print(f"{'floor':<10} {floor:.3f} s CPU  (the interpreter and invoke alone)")
     for name, args in COMMANDS.items():
         best = min(child_cpu(args)[0] for _ in range(RUNS))
         figures[name] = {"cpu_s": round(best, 3), "top_imports": top_imports(args)}

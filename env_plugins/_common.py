@@ -9,10 +9,12 @@ import shlex
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from releaselib.edit.dockerfile import Dockerfile
 from releaselib.records import Fix
-from releaselib.stage import synthesize_legacy_core
+
+if TYPE_CHECKING:
+    from releaselib.edit.dockerfile import Dockerfile
 
 GIT_INSTALL = (
     "RUN apt-get update && apt-get install -y --no-install-recommends git \\\n"
@@ -22,6 +24,8 @@ GIT_INSTALL = (
 
 def edit_dockerfile(tree: Path, change: Callable[[Dockerfile], Dockerfile]) -> bool:
     """Apply ``change`` to the staged Dockerfile; True when it changed the text."""
+    from releaselib.edit.dockerfile import Dockerfile  # lazily: only staging edits it
+
     path = tree / "Dockerfile"
     before = Dockerfile.parse(path.read_text(encoding="utf-8"), "Dockerfile")
     after = change(before)
@@ -35,6 +39,8 @@ def legacy_pythonpath(value: str) -> Fix:
     """Stage ``src/core`` and make the final stage's PYTHONPATH start with ``value``."""
 
     def apply(tree: Path) -> str:
+        from releaselib.stage import synthesize_legacy_core  # staging's imports load lazily
+
         synthesize_legacy_core(tree)
 
         def change(df: Dockerfile) -> Dockerfile:

@@ -8,8 +8,6 @@ from invoke.collection import Collection
 from invoke.context import Context
 from invoke.tasks import task
 
-from releaselib.localhub.serve import serve as serve_hub
-
 
 @task(
     help={
@@ -20,6 +18,8 @@ from releaselib.localhub.serve import serve as serve_hub
 )
 def serve(c: Context, port: int = 0, state_dir: str = "", scenario: str = "") -> None:
     """Print {"endpoint", "token"} as one JSON line, then serve until Ctrl-C."""
+    from releaselib.localhub.serve import serve as serve_hub
+
     serve_hub(
         port=port,
         state_dir=Path(state_dir) if state_dir else None,

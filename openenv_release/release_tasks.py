@@ -14,16 +14,8 @@ from openenv_release.common import consoles, helps, release_config, reported, re
 from releaselib import console as out
 from releaselib.config import RefResolution, ReleaseConfig
 from releaselib.discover import discover_envs, select_envs
-from releaselib.hub import Hub
-from releaselib.ledger import Ledger, default_path
-from releaselib.localhub import Scenario
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.rehearse import rehearse as run_rehearsal
-from releaselib.rehearse import workspace
-from releaselib.release import Release, ReleaseOptions, release_key
-from releaselib.report import build_report, write_briefing
-from releaselib.status import board, runtimes_of
 
 
 def tuple_for(
@@ -71,6 +63,11 @@ def release(
     json: bool = False,
 ) -> None:
     """The whole release, resumable: stage, deploy, verify, promote, collection, pin, report."""
+    from releaselib.hub import Hub
+    from releaselib.ledger import Ledger, default_path
+    from releaselib.release import Release, ReleaseOptions, release_key
+    from releaselib.status import board, runtimes_of
+
     with reported():
         options = ReleaseOptions(
             from_step=from_,
@@ -116,6 +113,9 @@ def status(
     json: bool = False,
 ) -> None:
     """The board: env x step from the ledger and one Hub listing, with each env's next action."""
+    from releaselib.hub import Hub
+    from releaselib.status import board, runtimes_of
+
     with reported():
         config, _ = tuple_for(
             c,
@@ -145,6 +145,8 @@ def report(
     json: bool = False,
 ) -> None:
     """Write the release briefing (Markdown and JSON) next to the ledger."""
+    from releaselib.report import build_report, write_briefing
+
     with reported():
         config, resolution = tuple_for(
             c, repo, version, namespace=namespace, staging_dir=staging_dir
@@ -165,6 +167,10 @@ def rehearse(
     c: Context, keep: str | None = None, scenario: str | None = None, json: bool = False
 ) -> None:
     """A whole release of the bundled examples/ against the embedded Hub: no account, no network."""
+    from releaselib.localhub import Scenario
+    from releaselib.rehearse import rehearse as run_rehearsal
+    from releaselib.rehearse import workspace
+
     with reported(), workspace(Path(keep) if keep else None) as workdir:
         console = consoles(json)
         faults = Scenario.load(Path(scenario)) if scenario else None

@@ -7,6 +7,7 @@ console script ``openenv-release <task>`` from anywhere.
 from __future__ import annotations
 
 import json as jsonlib
+from typing import TYPE_CHECKING
 
 from invoke.collection import Collection
 from invoke.context import Context
@@ -27,13 +28,12 @@ from openenv_release.promote_tasks import cleanup, collection, pin, promote
 from openenv_release.release_tasks import rehearse, release, report, status
 from openenv_release.verify_tasks import recover, verify
 from releaselib import console as out
-from releaselib.deploy import Deployed, check_repo_id, deploy_all, plan_all
 from releaselib.discover import discover_envs, select_envs
-from releaselib.hub import Hub
 from releaselib.options import Options, build_config, find_repo, pick
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.release import record_deploy, record_stage
-from releaselib.stage import stage_envs
+
+if TYPE_CHECKING:
+    from releaselib.deploy import Deployed
 
 
 @task(help=helps("repo", "json"))
@@ -95,6 +95,8 @@ def stage(
     json: bool = False,
 ) -> None:
     """Stage envs into Space-ready trees (the checkout is never modified)."""
+    from releaselib.stage import stage_envs
+
     with reported():
         options = Options(
             repo=repo,
@@ -165,6 +167,11 @@ def deploy(
 
     Results go to the release's ledger when it exists (or to --ledger).
     """
+    from releaselib.deploy import check_repo_id, deploy_all, plan_all
+    from releaselib.hub import Hub
+    from releaselib.release import record_deploy, record_stage
+    from releaselib.stage import stage_envs
+
     with reported():
         options = Options(
             repo=repo,

@@ -6,7 +6,7 @@ import json as jsonlib
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from invoke.context import Context
 from invoke.exceptions import Exit
@@ -19,22 +19,14 @@ from openenv_release.common import consoles, helps, open_ledger, release_config,
 from releaselib import console as out
 from releaselib.discover import check_env_flags, discover_envs, select_envs
 from releaselib.errors import UsageError
-from releaselib.hub import Hub
-from releaselib.ledger import Ledger
 from releaselib.options import Options, build_config, pick
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.probe import Outcome
 from releaselib.records import SPACE_ID
-from releaselib.runtime import Recovery
-from releaselib.runtime import recover as recover_space
-from releaselib.stage import stage_envs
-from releaselib.verify import (
-    DEFAULT_TIMEOUT,
-    VerifyResult,
-    candidates,
-    record_result,
-    verify_spaces,
-)
+
+if TYPE_CHECKING:
+    from releaselib.ledger import Ledger
+    from releaselib.runtime import Recovery
+    from releaselib.verify import VerifyResult
 
 COLOURS = {"PASS": "green", "FAIL": "red", "INCONCLUSIVE": "yellow"}
 HELP = {
@@ -42,7 +34,7 @@ HELP = {
     "jobs": "how many Spaces to probe at once (default 4)",
     "env": "env whose candidate to verify (repeatable; default: every Space with the suffix)",
     "space_id": "also verify this owner/name Space (repeatable)",
-    "timeout": f"seconds per probe request (default {DEFAULT_TIMEOUT:g}; slow envs get more)",
+    "timeout": "seconds per probe request (default 20; slow envs get more)",  # a test checks 20
     "wait": "seconds to wait for BUILDING/APP_STARTING Spaces (default 600)",
     "ledger": "record results in this ledger (default: the release's ledger, if it exists)",
     "staging_dir": "where the release's ledger is looked for (default: ./hf-staging)",
@@ -73,6 +65,8 @@ def progress(console: Console, space_ids: Sequence[str]) -> Iterator[Any]:
 
 
 def print_results(console: Console, results: Sequence[VerifyResult]) -> None:
+    from releaselib.probe import Outcome
+
     table = Table(title="verify")
     for column in ("space", "stage", "domain", "outcome", "wait s", "probe s", "reason"):
         table.add_column(column, overflow="fold")
@@ -106,6 +100,8 @@ def print_recovery(console: Console, recovery: Recovery) -> None:
 
 def record(ledger: Ledger | None, result: VerifyResult, **extra: Any) -> None:
     """Record ``result`` as the env's verify step (its Verdict fields included)."""
+    from releaselib.verify import record_result
+
     if ledger is not None:
         record_result(ledger, result, **extra)
 
@@ -139,6 +135,10 @@ def verify(
 
     Exit 1 if any FAILed.
     """
+    from releaselib.hub import Hub
+    from releaselib.probe import Outcome
+    from releaselib.verify import DEFAULT_TIMEOUT, candidates, verify_spaces
+
     with reported():
         options = Options(
             repo=repo,
@@ -236,6 +236,11 @@ def recover(
     Reboots a stale BUILD_ERROR or a stuck start, recreates it if allowed. Exit 1 unless it
     passes.
     """
+    from releaselib.hub import Hub
+    from releaselib.runtime import recover as recover_space
+    from releaselib.stage import stage_envs
+    from releaselib.verify import DEFAULT_TIMEOUT, verify_spaces
+
     with reported():
         if not env:
             raise UsageError("recover needs --env NAME", remedy="e.g. --env echo_env")

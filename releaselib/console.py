@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from releaselib.config import RefResolution, ReleaseConfig
-from releaselib.deploy import Deployed
 from releaselib.plugins import PluginRegistry
 from releaselib.records import EnvSpec, StagedSpace
-from releaselib.stage import CREDENTIALS_WHY
-from releaselib.status import COLUMNS, Cell, Row
+
+if TYPE_CHECKING:  # what deploy, stage and status import is loaded only when they print
+    from releaselib.deploy import Deployed
+    from releaselib.status import Row
 
 OK = "[green]ok[/]"
 FAILED = "[red]FAILED[/]"
@@ -48,6 +50,8 @@ def warn(console: Console, text: str) -> None:
 
 
 def print_staged(console: Console, staged: Sequence[StagedSpace]) -> None:
+    from releaselib.stage import CREDENTIALS_WHY
+
     table = Table(title="staged")
     for column in ("env", "space", "fixes", "checks", "files", "bytes", "result"):
         table.add_column(
@@ -160,18 +164,18 @@ def print_deployed(console: Console, results: Sequence[Deployed], *, dry_run: bo
             console.print(f"[yellow]note:[/] {d.space_id}: {d.plan.note}")
 
 
-CELL_STYLE = {Cell.DONE: "green", Cell.FAILED: "red", Cell.PENDING: "yellow", Cell.SKIPPED: "dim"}
-
-
 def print_board(console: Console, rows: Sequence[Row]) -> None:
     """The status board: env x step with symbols and colours, then each env's runtime stage
     and next action."""
+    from releaselib.status import COLUMNS, Cell
+
+    style = {Cell.DONE: "green", Cell.FAILED: "red", Cell.PENDING: "yellow", Cell.SKIPPED: "dim"}
     table = Table(title="status", box=box.SIMPLE_HEAD, pad_edge=False, padding=0)
     table.add_column("env", no_wrap=True)
     for column in COLUMNS:
         table.add_column(column, justify="center", min_width=len(column))
     for row in rows:
-        cells = [f"[{CELL_STYLE[row.cells[c]]}]{row.cells[c].value}[/]" for c in COLUMNS]
+        cells = [f"[{style[row.cells[c]]}]{row.cells[c].value}[/]" for c in COLUMNS]
         table.add_row(row.env, *cells)
     console.print(table)
     console.print("✓ done  ✗ failed  · pending  - does not apply")

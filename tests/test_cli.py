@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from openenv_release.cli import BROKEN_PIPE
 from openenv_release.tasks import ns
@@ -40,15 +42,39 @@ def test_every_task_summary_in_list_is_a_whole_sentence_that_fits() -> None:
         assert len(summary) <= 90, f"{name}: {len(summary)} characters"
 
 
-def test_version_starts_without_the_tasks_or_the_hub_client() -> None:
-    """--version answers before the task collection (and what it imports) is loaded."""
+SLOW = ("openenv_release.tasks", "rich", "huggingface_hub", "jinja2", "starlette", "uvicorn", "tomlkit", "httpx", "releaselib.localhub")
+
+
+def loaded_by(*argv: str) -> tuple[str, list[str]]:
+    """The console script's stdout for ``argv``, and which of the slow imports it loaded."""
     code = (
-        "import sys\nfrom openenv_release.cli import main\n"
+        "import json, sys\nfrom openenv_release.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = ('openenv_release.tasks', 'huggingface_hub', 'releaselib.localhub', 'rich')\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in heavy))"
+        f"print(json.dumps([m for m in {SLOW!r} if m in sys.modules]))"
     )
-    result = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, text=True, timeout=60)
-    version, loaded = result.stdout.splitlines()
-    assert version.startswith("openenv-release ")
-    assert loaded == "[]"
+    result = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
+    *out, loaded = result.stdout.splitlines()
+    return "\n".join(out), json.loads(loaded)
+
+
+def test_version_starts_without_the_task_collection() -> None:
+    out, loaded = loaded_by("--version")
+    assert out.startswith("openenv-release ") and loaded == []
+
+
+def test_help_and_envs_start_without_the_hub_client_templates_or_embedded_hub() -> None:
+    """Each task imports what it needs when it runs (bench/startup.py measures the CPU)."""
+    out, loaded = loaded_by("--help")
+    assert "Core options" in out and loaded == ["openenv_release.tasks", "rich"]
+    out, loaded = loaded_by("envs", "--repo", str(Path(__file__).resolve().parents[1] / "examples"))
+    assert "echo_env" in out and loaded == ["openenv_release.tasks", "rich"]
+
+
+def test_help_texts_spelt_out_for_speed_match_the_library() -> None:
+    from openenv_release.common import RELEASE_STEPS
+    from openenv_release.verify_tasks import HELP
+    from releaselib.release import STEPS
+    from releaselib.verify import DEFAULT_TIMEOUT
+
+    assert ", ".join(STEPS) == RELEASE_STEPS
+    assert f"default {DEFAULT_TIMEOUT:g};" in HELP["timeout"]

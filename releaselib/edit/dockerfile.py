@@ -15,7 +15,6 @@ from typing import TypeAlias
 
 import dockerfile as buildkit
 
-from releaselib.edit import deps
 from releaselib.errors import StageError
 from releaselib.records import Change
 
@@ -376,6 +375,8 @@ class _Rewrite:
 
     def run_lines(self, dist: str, ref: str) -> None:
         """Pin OpenEnv specs in RUN lines and drop ``--frozen`` from ``uv sync``."""
+        from releaselib.edit import deps  # lazily: tomlkit and packaging are slow to import
+
         for index in range(len(self.df.instructions)):
             instr = self.df.instructions[index]
             if instr.cmd != "RUN":
