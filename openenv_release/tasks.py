@@ -188,22 +188,30 @@ def deploy(
         out.print_tuple(console, config, resolution)
         specs = select_envs(discover_envs(config.repo), [] if all_ else env or [])
         target = check_repo_id(repo_id, [s.name for s in specs]) if repo_id else None
-        staged = stage_envs(config, specs, PluginRegistry(get_plugin_manager()))
-        hub = Hub.connect(config.hub_endpoint)
-        if dry_run:
-            results = plan_all(hub, config, staged, repo_id=target)
-        else:
-            book = open_ledger(config, ledger, create=False)
+        ids = [target or config.space_id(s.name) for s in specs]
+        with out.DeployBoard(console, ids, live=not json and console.is_terminal) as board:
+            for space_id in ids:
+                board.update(space_id, "staging")
+            staged = stage_envs(config, specs, PluginRegistry(get_plugin_manager()))
+            for space_id, s in zip(ids, staged, strict=True):
+                board.update(space_id, "staged" if s.ok else f"failed: {s.error}")
+            hub = Hub.connect(config.hub_endpoint)
+            if dry_run:
+                results = plan_all(hub, config, staged, repo_id=target)
+            else:
+                book = open_ledger(config, ledger, create=False)
 
-            def done(d: Deployed) -> None:
-                console.print(out.deploy_line(d))
+                def done(d: Deployed) -> None:
+                    board.update(d.space_id, out.deploy_status(d))
+                    if book is not None and target is None:
+                        record_deploy(book, d)
+
                 if book is not None and target is None:
-                    record_deploy(book, d)
-
-            if book is not None and target is None:
-                for s in staged:
-                    record_stage(book, s)
-            results = deploy_all(hub, config, staged, repo_id=target, on_done=done)
+                    for s in staged:
+                        record_stage(book, s)
+                results = deploy_all(
+                    hub, config, staged, repo_id=target, on_done=done, on_progress=board.update
+                )
         if json:
             print(
                 jsonlib.dumps(

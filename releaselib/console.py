@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console
+from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 
 from releaselib.config import RefResolution, ReleaseConfig
@@ -108,12 +112,53 @@ def print_plugins(console: Console, rows: Sequence[dict[str, object]]) -> None:
     console.print(table)
 
 
-def deploy_line(d: Deployed) -> str:
-    """One progress line as each env finishes deploying."""
+def deploy_status(d: Deployed) -> str:
+    """How an env's deploy ended, for its row of the progress display."""
     if not d.ok:
-        return f"[red]✗[/] {d.space_id}: {d.error}"
-    what = "unchanged" if d.unchanged else f"commit {(d.commit or '')[:12]}"
-    return f"[green]✓[/] {d.space_id}: {'created, ' if d.created else ''}{what}"
+        return f"failed: {d.error}"
+    what = "unchanged" if d.unchanged else f"committed {(d.commit or '')[:12]}"
+    return f"{'created, ' if d.created else ''}{what}"
+
+
+STATUS_STYLE = {"staging": "cyan", "staged": "cyan", "uploading": "yellow", "failed": "red"}
+
+
+class DeployBoard:
+    """deploy's progress, one row per Space: staging, uploading N files / bytes, then the
+    commit or unchanged. A live table (like verify's) when ``live``; else each change is one
+    plain line on stderr, for logs and for runs whose stdout carries JSON."""
+
+    def __init__(self, console: Console, space_ids: Sequence[str], *, live: bool) -> None:
+        self.status = dict.fromkeys(space_ids, "waiting")
+        self.lock = threading.Lock()
+        self.live = (
+            Live(get_renderable=self.render, console=console, transient=True) if live else None
+        )
+
+    def __enter__(self) -> DeployBoard:
+        if self.live is not None:
+            self.live.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live is not None:
+            self.live.stop()
+
+    def update(self, space_id: str, text: str) -> None:
+        with self.lock:
+            self.status[space_id] = text
+        if self.live is None:
+            print(f"deploy {space_id}: {text}", file=sys.stderr, flush=True)
+
+    def render(self) -> Table:
+        table = Table(title="deploying", box=None)
+        table.add_column("space")
+        table.add_column("status")
+        with self.lock:
+            for space_id, text in self.status.items():
+                style = STATUS_STYLE.get(text.split(" ")[0].rstrip(":"), "green")
+                table.add_row(space_id, f"[{style}]{escape(text)}[/]")
+        return table
 
 
 def print_deployed(console: Console, results: Sequence[Deployed], *, dry_run: bool) -> None:

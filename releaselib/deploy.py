@@ -20,6 +20,9 @@ from releaselib.errors import AuthError, ReleaseError, UnreachableError, UsageEr
 from releaselib.hub import KEEP_REMOTE, Hub, RemoteFile, RemoteSpace
 from releaselib.records import SPACE_ID, StagedSpace
 
+#: ``(space_id, what is happening)``: deploy's progress, for a live display or a log line
+Progress = Callable[[str, str], None]
+
 
 @dataclass(frozen=True)
 class DeployPlan:
@@ -142,8 +145,15 @@ def commit_message(config: ReleaseConfig, env: str) -> str:
     )
 
 
-def deploy_one(hub: Hub, config: ReleaseConfig, staged: StagedSpace, space_id: str) -> Deployed:
-    """Deploy one staged env; a Hub failure is returned in the record, never raised."""
+def deploy_one(
+    hub: Hub,
+    config: ReleaseConfig,
+    staged: StagedSpace,
+    space_id: str,
+    on_progress: Progress | None = None,
+) -> Deployed:
+    """Deploy one staged env; a Hub failure is returned in the record, never raised.
+    ``on_progress(space_id, what)`` hears of the upload before it starts."""
     if not staged.ok:
         return Deployed(staged, space_id, error=staged.error or f"{staged.env}: staging failed")
     try:
@@ -168,6 +178,9 @@ def deploy_one(hub: Hub, config: ReleaseConfig, staged: StagedSpace, space_id: s
                 unchanged=True,
                 visibility_changed=changed_visibility,
             )
+        if on_progress is not None:
+            sent = sum(staged.manifest[p][1] for p in upload)
+            on_progress(space_id, f"uploading {len(upload)} files, {sent:,} bytes")
         sha = hub.commit(
             space_id,
             staged.staged_dir,
@@ -199,12 +212,13 @@ def deploy_all(
     *,
     repo_id: str | None = None,
     on_done: Callable[[Deployed], None] | None = None,
+    on_progress: Progress | None = None,
 ) -> list[Deployed]:
     """Deploy every staged env with ``config.jobs`` in parallel, in input order."""
     hub.whoami()  # a missing or rejected token is one clear error before any upload
 
     def one(s: StagedSpace) -> Deployed:
-        result = deploy_one(hub, config, s, repo_id or s.space_id)
+        result = deploy_one(hub, config, s, repo_id or s.space_id, on_progress)
         if on_done is not None:
             on_done(result)
         return result
