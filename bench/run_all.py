@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("stage_corpus", "deploy_requests", "verify_30", "verify_vs_upstream", "release_34")
+BENCHMARKS = (
+    "startup",
+    "stage_corpus",
+    "deploy_requests",
+    "verify_30",
+    "verify_vs_upstream",
+    "release_34",
+)
 
 
 def run(name: str, out: Path) -> dict[str, Any]:

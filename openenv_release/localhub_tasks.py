@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from invoke.collection import Collection
 from invoke.context import Context
@@ -13,12 +14,8 @@ from openenv_release.common import helps, reported
 from releaselib.config import DEFAULT_NAMESPACE
 from releaselib.discover import check_env_flags
 from releaselib.errors import UsageError
-from releaselib.hub import Hub
-from releaselib.localhub.seed import check_local, named_targets, seed_canonicals
-from releaselib.localhub.serve import serve as serve_hub
 from releaselib.options import check_namespace
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT, BUILDERS
 
 
 @task(
@@ -28,8 +25,8 @@ from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT, BUILDER
         "scenario": "YAML/JSON scenario that makes the Hub misbehave",
         "builder": "host (the tool's own Python) or venv (a uv virtual env per Space commit)",
         "openenv": "OpenEnv checkout whose wheel the venv builder installs for the OpenEnv pin",
-        "build_timeout": "seconds a build may take before it is a BUILD_ERROR",
-        "build_jobs": "builds that run at once",
+        "build_timeout": "seconds a build may take before it is a BUILD_ERROR (default 900)",
+        "build_jobs": "builds that run at once (default 2)",
         "print_env": "print export HF_ENDPOINT=… HF_TOKEN=… SSL_CERT_FILE=… lines for eval",
     }
 )
@@ -40,24 +37,26 @@ def serve(
     scenario: str = "",
     builder: str = "host",
     openenv: str = "",
-    build_timeout: int = int(BUILD_TIMEOUT),
-    build_jobs: int = BUILD_JOBS,
+    build_timeout: int = 0,
+    build_jobs: int = 0,
     print_env: bool = False,
 ) -> None:
-    """Print {"endpoint", "token", "ca_bundle"} as one JSON line (or export lines with
-    --print-env), then serve until Ctrl-C."""
+    """Print {"endpoint", "token", "ca_bundle"} as one JSON line, then serve until Ctrl-C."""
+    from releaselib.localhub.serve import serve as serve_hub
+    from releaselib.space_runtime.builders import BUILDERS
+
     with reported():
         if builder not in BUILDERS:
             raise UsageError(f"--builder {builder!r}: choose one of {', '.join(BUILDERS)}")
+    given: dict[str, Any] = {"build_timeout": build_timeout, "build_jobs": build_jobs}
     serve_hub(
         port=port,
         state_dir=Path(state_dir) if state_dir else None,
         scenario=Path(scenario) if scenario else None,
         builder=builder,
         openenv=Path(openenv) if openenv else None,
-        build_timeout=build_timeout,
-        build_jobs=build_jobs,
         print_env=print_env,
+        **{name: value for name, value in given.items() if value},
     )
 
 
@@ -78,6 +77,9 @@ def seed(
     hub_endpoint: str | None = None,
 ) -> None:
     """Give a running embedded Hub what a real namespace has before a release."""
+    from releaselib.hub import Hub
+    from releaselib.localhub.seed import check_local, named_targets, seed_canonicals
+
     with reported():
         if not canonicals:
             raise UsageError("nothing to seed", remedy="pass --canonicals")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json as jsonlib
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from invoke.context import Context
 from invoke.exceptions import Exit
@@ -23,21 +23,18 @@ from openenv_release.common import (
     visibility,
 )
 from releaselib import console as out
-from releaselib.cleanup import Cleanup
-from releaselib.cleanup import cleanup as cleanup_step
-from releaselib.collection import CollectionSync, sync_collection
 from releaselib.config import ReleaseConfig
 from releaselib.errors import UsageError
-from releaselib.hub import Hub
-from releaselib.ledger import Ledger
 from releaselib.options import Options, build_config
-from releaselib.pin import commit_pins
-from releaselib.pin_step import PinDecision, pin_envs
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.promote import Promotion
-from releaselib.promote import promote as promote_step
 from releaselib.records import Verdict
-from releaselib.verdicts import from_ledger
+
+if TYPE_CHECKING:
+    from releaselib.cleanup import Cleanup
+    from releaselib.collection import CollectionSync
+    from releaselib.ledger import Ledger
+    from releaselib.pin_step import PinDecision
+    from releaselib.promote import Promotion
 
 HELP = {
     **FLAG_HELP,
@@ -51,6 +48,8 @@ def setup(
     c: Context, options: Options, ledger: str | None, as_json: bool
 ) -> tuple[ReleaseConfig, Console, Ledger, dict[str, Verdict]]:
     """The release tuple (printed), the console, the release's ledger and its verdicts."""
+    from releaselib.verdicts import from_ledger
+
     config, resolution = build_config(options, release_config(c))
     console = consoles(as_json)
     out.print_tuple(console, config, resolution)
@@ -106,8 +105,13 @@ def promote(
     hub_endpoint: str | None = None,
     json: bool = False,
 ) -> None:
-    """Publish each PASSed candidate's verified tree into its canonical Spaces; exit 1 if any
-    promotion failed."""
+    """Publish each PASSed candidate's verified tree into its canonical Spaces.
+
+    Exit 1 if any promotion failed.
+    """
+    from releaselib.hub import Hub
+    from releaselib.promote import promote as promote_step
+
     with reported():
         options = Options(
             repo=repo,
@@ -209,6 +213,9 @@ def collection(
     json: bool = False,
 ) -> None:
     """Sync the versioned collection with the PASSed candidates."""
+    from releaselib.collection import sync_collection
+    from releaselib.hub import Hub
+
     with reported():
         options = Options(
             repo=repo,
@@ -287,8 +294,14 @@ def pin(
     hub_endpoint: str | None = None,
     json: bool = False,
 ) -> None:
-    """Pin FAILed envs below the release in the checkout and lift the old pins of passing ones;
-    prints the diff. The only task that writes to the checkout."""
+    """Pin FAILed envs below the release in the checkout; lift old pins of passing ones.
+
+    Prints the diff. The only task that writes to the checkout.
+    """
+    from releaselib.hub import Hub
+    from releaselib.pin import commit_pins
+    from releaselib.pin_step import pin_envs
+
     with reported():
         options = Options(
             repo=repo,
@@ -368,6 +381,9 @@ def cleanup(
     json: bool = False,
 ) -> None:
     """Archive or delete the candidates whose canonical promotion is complete."""
+    from releaselib.cleanup import cleanup as cleanup_step
+    from releaselib.hub import Hub
+
     with reported():
         if archive == delete:
             raise UsageError(

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json as jsonlib
-import tempfile
-from dataclasses import replace
 from pathlib import Path
 
 from invoke.context import Context
@@ -17,18 +15,8 @@ from releaselib import console as out
 from releaselib.config import RefResolution, ReleaseConfig
 from releaselib.discover import discover_envs, select_envs
 from releaselib.errors import UsageError
-from releaselib.hub import Hub
-from releaselib.ledger import Ledger, default_path
-from releaselib.localhub import Scenario
-from releaselib.locks import run_locks
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.rehearse import rehearse as run_rehearsal
-from releaselib.release import Release, ReleaseOptions, release_key
-from releaselib.report import build_report, write_briefing
-from releaselib.space_runtime.builders import BUILDERS
-from releaselib.stage import allow_flags
-from releaselib.status import board, runtimes_of
 
 
 def tuple_for(
@@ -82,6 +70,15 @@ def release(
     allow_secret: list[str] | None = None,
 ) -> None:
     """The whole release, resumable: stage, deploy, verify, promote, collection, pin, report."""
+    from dataclasses import replace
+
+    from releaselib.hub import Hub
+    from releaselib.ledger import Ledger, default_path
+    from releaselib.locks import run_locks
+    from releaselib.release import Release, ReleaseOptions, release_key
+    from releaselib.stage import allow_flags
+    from releaselib.status import board, runtimes_of
+
     with reported():
         options = ReleaseOptions(
             from_step=from_,
@@ -134,6 +131,9 @@ def status(
     json: bool = False,
 ) -> None:
     """The board: env x step from the ledger and one Hub listing, with each env's next action."""
+    from releaselib.hub import Hub
+    from releaselib.status import board, runtimes_of
+
     with reported():
         config, _ = tuple_for(
             c,
@@ -163,6 +163,8 @@ def report(
     json: bool = False,
 ) -> None:
     """Write the release briefing (Markdown and JSON) next to the ledger."""
+    from releaselib.report import build_report, write_briefing
+
     with reported():
         config, resolution = tuple_for(
             c, repo, version, namespace=namespace, staging_dir=staging_dir
@@ -195,9 +197,13 @@ def rehearse(
     builder: str = "host",
 ) -> None:
     """A whole release of the bundled examples/ against the embedded Hub: no account, no network."""
-    with reported():
+    from releaselib.localhub import Scenario
+    from releaselib.rehearse import rehearse as run_rehearsal
+    from releaselib.rehearse import workspace
+    from releaselib.space_runtime.builders import BUILDERS
+
+    with reported(), workspace(Path(keep) if keep else None) as workdir:
         console = consoles(json)
-        workdir = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="openenv-rehearsal-")) / "r"
         if builder not in BUILDERS:
             raise UsageError(f"--builder {builder!r}: choose one of {', '.join(BUILDERS)}")
         faults = Scenario.load(Path(scenario)) if scenario else None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json as jsonlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from invoke.collection import Collection
 from invoke.context import Context
@@ -28,15 +29,12 @@ from openenv_release.promote_tasks import cleanup, collection, pin, promote
 from openenv_release.release_tasks import rehearse, release, report, status
 from openenv_release.verify_tasks import recover, verify
 from releaselib import console as out
-from releaselib.deploy import Deployed, canonical_fence, check_repo_id, deploy_all, plan_all
 from releaselib.discover import discover_envs, select_envs
-from releaselib.hub import Hub
-from releaselib.ledger import default_path
-from releaselib.locks import run_locks
 from releaselib.options import Options, build_config, find_repo, pick
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.release import record_deploy, record_stage
-from releaselib.stage import StageRun, allow_flags, stage_envs
+
+if TYPE_CHECKING:
+    from releaselib.deploy import Deployed
 
 
 @task(help=helps("repo", "json"))
@@ -104,6 +102,9 @@ def stage(
     allow_secret: list[str] | None = None,
 ) -> None:
     """Stage envs into Space-ready trees (the checkout is never modified)."""
+    from releaselib.locks import run_locks
+    from releaselib.stage import StageRun, allow_flags, stage_envs
+
     with reported():
         options = Options(
             repo=repo,
@@ -177,8 +178,17 @@ def deploy(
     no_wait: bool = False,
     allow_secret: list[str] | None = None,
 ) -> None:
-    """Stage, then push private version-suffixed candidate Spaces, sending only what changed;
-    results go to the release's ledger when it exists (or to --ledger)."""
+    """Stage, then push private candidate Spaces, sending only what changed.
+
+    Results go to the release's ledger when it exists (or to --ledger).
+    """
+    from releaselib.deploy import canonical_fence, check_repo_id, deploy_all, plan_all
+    from releaselib.hub import Hub
+    from releaselib.ledger import default_path
+    from releaselib.locks import run_locks
+    from releaselib.release import record_deploy, record_stage
+    from releaselib.stage import StageRun, allow_flags, stage_envs
+
     with reported():
         options = Options(
             repo=repo,
@@ -199,8 +209,16 @@ def deploy(
         target = check_repo_id(repo_id, [s.name for s in specs], fence) if repo_id else None
         run = StageRun(allow_flags(allow_secret or [], config.repo))
         ledger_path = Path(ledger) if ledger else default_path(config)
-        with run_locks(config.staging_dir, ledger_path, wait=not no_wait, on_wait=console.print):
+        ids = [target or config.space_id(s.name) for s in specs]
+        with (
+            run_locks(config.staging_dir, ledger_path, wait=not no_wait, on_wait=console.print),
+            out.DeployBoard(console, ids, live=not json and console.is_terminal) as board,
+        ):
+            for space_id in ids:
+                board.update(space_id, "staging")
             staged = stage_envs(config, specs, registry, run)
+            for space_id, s in zip(ids, staged, strict=True):
+                board.update(space_id, "staged" if s.ok else f"failed: {s.error}")
             hub = Hub.connect(config.hub_endpoint)
             if dry_run:
                 results = plan_all(hub, config, staged, fence=fence, repo_id=target)
@@ -208,7 +226,7 @@ def deploy(
                 book = open_ledger(config, ledger, create=False)
 
                 def done(d: Deployed) -> None:
-                    console.print(out.deploy_line(d))
+                    board.update(d.space_id, out.deploy_status(d))
                     if book is not None and target is None:
                         record_deploy(book, d)
 
@@ -216,7 +234,13 @@ def deploy(
                     for s in staged:
                         record_stage(book, s)
                 results = deploy_all(
-                    hub, config, staged, fence=fence, repo_id=target, on_done=done
+                    hub,
+                    config,
+                    staged,
+                    fence=fence,
+                    repo_id=target,
+                    on_done=done,
+                    on_progress=board.update,
                 )
         if json:
             print(

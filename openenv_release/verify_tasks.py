@@ -6,7 +6,7 @@ import json as jsonlib
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from invoke.context import Context
 from invoke.exceptions import Exit
@@ -17,35 +17,25 @@ from rich.table import Table
 
 from openenv_release.common import consoles, helps, open_ledger, release_config, reported
 from releaselib import console as out
-from releaselib.deploy import canonical_fence
 from releaselib.discover import check_env_flags, discover_envs, select_envs
 from releaselib.errors import UsageError
-from releaselib.hub import Hub
-from releaselib.ledger import Ledger
 from releaselib.options import Options, build_config, check_jobs, pick
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.probe import Outcome
 from releaselib.records import SPACE_ID
-from releaselib.runtime import Recovery
-from releaselib.runtime import recover as recover_space
-from releaselib.stage import stage_envs
-from releaselib.verify import (
-    DEFAULT_TIMEOUT,
-    PROBE_JOBS,
-    VerifyResult,
-    candidates,
-    record_result,
-    verify_spaces,
-)
-from releaselib.verify_tuple import verify_config
+
+if TYPE_CHECKING:
+    from releaselib.ledger import Ledger
+    from releaselib.runtime import Recovery
+    from releaselib.verify import VerifyResult
 
 COLOURS = {"PASS": "green", "FAIL": "red", "INCONCLUSIVE": "yellow"}
 HELP = {
     **helps("repo", "version", "namespace", "suffix", "json", "hub_endpoint"),
-    "probe_jobs": f"how many Spaces to probe at once (default {PROBE_JOBS}, or fewer Spaces)",
+    # spelt out so --help loads no releaselib.verify; tests/test_cli.py checks they match
+    "probe_jobs": "how many Spaces to probe at once (default 16, or fewer Spaces)",
     "env": "env whose candidate to verify (repeatable; default: every Space with the suffix)",
     "space_id": "also verify this owner/name Space (repeatable)",
-    "timeout": f"seconds per probe request (default {DEFAULT_TIMEOUT:g}; slow envs get more)",
+    "timeout": "seconds per probe request (default 20; slow envs get more)",
     "wait": "seconds to wait for BUILDING/APP_STARTING Spaces (default 600)",
     "ledger": "record results in this ledger (default: the release's ledger, if it exists)",
     "staging_dir": "where the release's ledger is looked for (default: ./hf-staging)",
@@ -76,6 +66,8 @@ def progress(console: Console, space_ids: Sequence[str]) -> Iterator[Any]:
 
 
 def print_results(console: Console, results: Sequence[VerifyResult]) -> None:
+    from releaselib.probe import Outcome
+
     table = Table(title="verify")
     for column in ("space", "stage", "domain", "outcome", "wait s", "probe s", "reason"):
         table.add_column(column, overflow="fold")
@@ -109,6 +101,8 @@ def print_recovery(console: Console, recovery: Recovery) -> None:
 
 def record(ledger: Ledger | None, result: VerifyResult, **extra: Any) -> None:
     """Record ``result`` as the env's verify step (its Verdict fields included)."""
+    from releaselib.verify import record_result
+
     if ledger is not None:
         record_result(ledger, result, **extra)
 
@@ -148,6 +142,12 @@ def verify(
     """Wait for the candidate Spaces, then require reset and a schema-correct step on a READY
     domain of each; exit 1 if any FAILed. Needs no OpenEnv checkout: the tuple comes from the
     flags or the release's ledger."""
+
+    from releaselib.hub import Hub
+    from releaselib.probe import Outcome
+    from releaselib.verify import DEFAULT_TIMEOUT, PROBE_JOBS, candidates, verify_spaces
+    from releaselib.verify_tuple import verify_config
+
     with reported():
         options = Options(
             repo=repo,
@@ -242,6 +242,12 @@ def recover(
 ) -> None:
     """Triage one candidate: reboot a stale BUILD_ERROR or stuck start, recreate it if allowed,
     name a known failure; then verify it. Exit 1 unless it passes."""
+    from releaselib.deploy import canonical_fence
+    from releaselib.hub import Hub
+    from releaselib.runtime import recover as recover_space
+    from releaselib.stage import stage_envs
+    from releaselib.verify import DEFAULT_TIMEOUT, verify_spaces
+
     with reported():
         if not env:
             raise UsageError("recover needs --env NAME", remedy="e.g. --env echo_env")

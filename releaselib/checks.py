@@ -17,7 +17,6 @@ from pathlib import Path
 from releaselib.config import check_image
 from releaselib.edit import gitdeps
 from releaselib.edit.dockerfile import Copy, Dockerfile, Stage
-from releaselib.edit.readme import metadata_problems
 from releaselib.errors import StageError, UsageError
 from releaselib.hookspecs import hookimpl
 from releaselib.records import Check, Finding
@@ -168,6 +167,8 @@ def check_readme(stage_dir: Path) -> Iterator[Finding]:
     if not path.is_file():
         yield Finding("readme-metadata", README, None, "no README.md", "stage the env again")
         return
+    from releaselib.edit.readme import metadata_problems  # lazily: it loads huggingface_hub
+
     for line, problem in metadata_problems(path.read_text(encoding="utf-8")):
         yield Finding(
             "readme-metadata", README, line, problem, "fix the README front matter in the env"

@@ -22,11 +22,14 @@ from typing import Any
 from releaselib import __version__
 from releaselib.config import ReleaseConfig
 from releaselib.discover import discover_envs
-from releaselib.errors import AuthError, ReleaseError, UsageError
+from releaselib.errors import AuthError, ReleaseError, UnreachableError, UsageError
 from releaselib.hub import KEEP_REMOTE, Hub, RemoteFile, RemoteSpace
 from releaselib.plugins import PluginRegistry
 from releaselib.records import StagedSpace
 from releaselib.space_ids import CandidateId, Canonicals
+
+#: ``(space_id, what is happening)``: deploy's progress, for a live display or a log line
+Progress = Callable[[str, str], None]
 
 
 @dataclass(frozen=True)
@@ -178,10 +181,16 @@ def commit_message(config: ReleaseConfig, env: str) -> str:
 
 
 def deploy_one(
-    hub: Hub, config: ReleaseConfig, staged: StagedSpace, space_id: CandidateId, fence: Canonicals
+    hub: Hub,
+    config: ReleaseConfig,
+    staged: StagedSpace,
+    space_id: CandidateId,
+    fence: Canonicals,
+    on_progress: Progress | None = None,
 ) -> Deployed:
     """Deploy one staged env; a Hub failure is returned in the record, never raised. A
-    canonical ``space_id`` is a UsageError, raised before anything is written."""
+    canonical ``space_id`` is a UsageError, raised before anything is written.
+    ``on_progress(space_id, what)`` hears of the upload before it starts."""
     fence.refuse(space_id)
     if not staged.ok:
         return Deployed(staged, space_id, error=staged.error or f"{staged.env}: staging failed")
@@ -203,6 +212,9 @@ def deploy_one(
                 unchanged=True,
                 note=note,
             )
+        if on_progress is not None:
+            sent = sum(staged.manifest[p][1] for p in upload)
+            on_progress(space_id, f"uploading {len(upload)} files, {sent:,} bytes")
         sha = hub.commit(
             space_id,
             staged.staged_dir,
@@ -235,13 +247,14 @@ def deploy_all(
     fence: Canonicals,
     repo_id: CandidateId | None = None,
     on_done: Callable[[Deployed], None] | None = None,
+    on_progress: Progress | None = None,
 ) -> list[Deployed]:
     """Deploy every staged env with ``config.jobs`` in parallel, in input order."""
     ids = targets(config, staged, fence, repo_id)
     hub.whoami()  # a missing or rejected token is one clear error before any upload
 
     def one(s: StagedSpace, space_id: CandidateId) -> Deployed:
-        result = deploy_one(hub, config, s, space_id, fence)
+        result = deploy_one(hub, config, s, space_id, fence, on_progress)
         if on_done is not None:
             on_done(result)
         return result
@@ -267,6 +280,8 @@ def plan_all(
             return Deployed(s, space_id, error=s.error)
         try:
             return Deployed(s, space_id, plan=plan(hub, s, space_id, private=config.private))
+        except UnreachableError:
+            raise  # the step fails as a whole, with one error naming the endpoint
         except ReleaseError as exc:
             return Deployed(s, space_id, error=f"{s.env}: {exc.one_line()}")
 

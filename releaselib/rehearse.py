@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import shutil
 import ssl
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -58,6 +60,17 @@ def examples_dir() -> Path:
     """The bundled example checkout (beside the package in a source checkout)."""
     here = Path(str(resources.files("releaselib"))).parent / "examples"
     return here
+
+
+@contextmanager
+def workspace(keep: Path | None = None) -> Iterator[Path]:
+    """The rehearsal's folder (not created yet): ``keep``, left in place, else one inside a new
+    ``openenv-rehearsal-*`` temp folder that is removed afterwards, however the run ends."""
+    if keep is not None:
+        yield keep
+        return
+    with tempfile.TemporaryDirectory(prefix="openenv-rehearsal-", ignore_cleanup_errors=True) as t:
+        yield Path(t) / "r"
 
 
 def copy_checkout(source: Path, dest: Path) -> Path:

@@ -179,7 +179,7 @@ def test_a_hub_that_refuses_connections_is_one_line_naming_the_endpoint(
         program.run(argv)
     err = capsys.readouterr().err
     assert exited.value.code == 1 and "Traceback" not in err
-    assert f"error: token check at {endpoint}: cannot reach the Hub (ConnectError); check --hub-endpoint" in err
+    assert f"error: token check at {endpoint}: cannot reach the Hub at {endpoint} (ConnectError); check --hub-endpoint" in err
     assert tree_digest(checkout) == before
 
 

@@ -16,7 +16,7 @@ from typing import TypeAlias
 
 import dockerfile as buildkit
 
-from releaselib.edit import deps, gitdeps
+from releaselib.edit import gitdeps
 from releaselib.errors import StageError
 from releaselib.records import Change
 
@@ -381,6 +381,8 @@ class _Rewrite:
 
     def run_lines(self, dist: str, ref: str) -> None:
         """Pin OpenEnv specs in RUN lines and drop ``--frozen`` from ``uv sync``."""
+        from releaselib.edit import deps  # lazily: tomlkit and packaging are slow to import
+
         for index in range(len(self.df.instructions)):
             instr = self.df.instructions[index]
             if instr.cmd != "RUN":
