@@ -139,9 +139,11 @@ def verify(
     staging_dir: str | None = None,
     json: bool = False,
 ) -> None:
-    """Wait for the candidate Spaces, then require reset and a schema-correct step on a READY
-    domain of each; exit 1 if any FAILed. Needs no OpenEnv checkout: the tuple comes from the
-    flags or the release's ledger."""
+    """Wait for the candidates, then require a real reset and step on a READY domain.
+
+    Exit 1 if any FAILed. Needs no OpenEnv checkout: the tuple comes from the flags or the
+    release's ledger.
+    """
 
     from releaselib.hub import Hub
     from releaselib.probe import Outcome
