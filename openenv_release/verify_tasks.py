@@ -242,8 +242,11 @@ def recover(
     ledger: str | None = None,
     json: bool = False,
 ) -> None:
-    """Triage one candidate: reboot a stale BUILD_ERROR or stuck start, recreate it if allowed,
-    name a known failure; then verify it. Exit 1 unless it passes."""
+    """Triage one candidate: reboot or recreate it, name a known failure, then verify it.
+
+    Reboots a stale BUILD_ERROR or a stuck start, recreates it if allowed. Exit 1 unless it
+    passes.
+    """
     from releaselib.deploy import canonical_fence
     from releaselib.hub import Hub
     from releaselib.runtime import recover as recover_space

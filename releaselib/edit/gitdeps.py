@@ -18,8 +18,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from releaselib.edit import deps
-
 if TYPE_CHECKING:  # the Dockerfile model imports this module for its rewrite
     from releaselib.edit.dockerfile import Copy, Dockerfile, Instruction, Stage
 
@@ -116,6 +114,8 @@ def base_ships_git(image: str) -> bool:
 
 def git_need(df: Dockerfile, stage: Stage, instr: Instruction, root: Path) -> str | None:
     """What in this RUN needs git: a git+ URL, a requirements file or a project naming one."""
+    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+
     text = shell_text(instr)
     url = _GIT_URL.search(text)
     if url:
@@ -138,6 +138,8 @@ def git_need(df: Dockerfile, stage: Stage, instr: Instruction, root: Path) -> st
 def installed_files(df: Dockerfile, root: Path) -> list[Path]:
     """Every requirements file and pyproject in ``root`` that a RUN of ``df`` installs from,
     with the files those requirements files include through ``-r``/``-c``."""
+    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+
     found: list[Path] = []
     for stage in df.stages:
         for instr in df.stage_instructions(stage):
@@ -158,6 +160,8 @@ def installed_files(df: Dockerfile, root: Path) -> list[Path]:
 
 def with_includes(file: Path, seen: set[Path] | None = None) -> list[Path]:
     """``file`` (a pyproject for a project folder) and the files it includes, recursively."""
+    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+
     seen = set() if seen is None else seen
     if file.is_dir():
         file = file / "pyproject.toml"
@@ -233,6 +237,8 @@ def _option(words: list[str], names: frozenset[str]) -> str | None:
 
 def _file_need(found: Path, kind: str, root: Path, seen: set[Path]) -> str | None:
     """The git+ requirement ``found`` (a requirements file, a project) leads to, if any."""
+    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+
     if found.is_dir():
         found = found / "pyproject.toml"
     if found in seen or not found.is_file():
