@@ -22,7 +22,7 @@ def test_serve_prints_endpoint_and_token_then_stops_on_ctrl_c(tmp_path: Path) ->
     try:
         assert server.stdout is not None
         first = json.loads(server.stdout.readline())
-        assert set(first) == {"endpoint", "token"}
+        assert set(first) == {"endpoint", "token", "ca_bundle"}
         api = HfApi(endpoint=first["endpoint"], token=first["token"])
         api.create_repo("acme/quick", repo_type="space", space_sdk="docker")
         tree = write_tree(tmp_path / "tree", QUICK_APP)
