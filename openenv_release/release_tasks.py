@@ -99,7 +99,9 @@ def release(
         if json:
             print(jsonlib.dumps(run.report, indent=2))
         else:
-            out.print_board(console, board(book, runtimes_of(hub.list_spaces(config.namespace))))
+            out.print_board(
+                console, board(book, runtimes_of(hub.list_spaces(config.namespace)), config)
+            )
         if any(e["outcome"] == "FAIL" for e in run.report["envs"]):
             raise Exit(code=1)
 
@@ -127,7 +129,7 @@ def status(
         )
         hub = Hub.connect(config.hub_endpoint)
         book = require_ledger(config, ledger, remedy="run `release` first, or pass --ledger PATH")
-        rows = board(book, runtimes_of(hub.list_spaces(config.namespace)))
+        rows = board(book, runtimes_of(hub.list_spaces(config.namespace)), config)
         if json:
             print(jsonlib.dumps([r.as_json() for r in rows], indent=2))
         else:
@@ -174,7 +176,6 @@ def rehearse(
             print(jsonlib.dumps(result.report, indent=2))
         else:
             out.print_board(console, result.board)
-        console.print(f"briefing: {result.briefing}")
         for line in result.mismatches:
             console.print(f"[red]not as intended:[/] {line}")
         if not result.ok:
