@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json as jsonlib
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from invoke.context import Context
@@ -24,6 +25,11 @@ from releaselib.rehearse import rehearse as run_rehearsal
 from releaselib.release import Release, ReleaseOptions, release_key
 from releaselib.report import build_report, write_briefing
 from releaselib.status import board, runtimes_of
+
+
+def lines(console: Console) -> Callable[[str], None]:
+    """Print each event on one line, never wrapped (a command in it stays copyable)."""
+    return lambda line: console.print(line, soft_wrap=True)
 
 
 def tuple_for(
@@ -95,7 +101,7 @@ def release(
         hub = Hub.connect(config.hub_endpoint)
         book = Ledger.load(Path(ledger) if ledger else default_path(config), release_key(config))
         registry = PluginRegistry(get_plugin_manager())
-        run = Release(config, resolution, hub, registry, book, options, console.print).run(specs)
+        run = Release(config, resolution, hub, registry, book, options, lines(console)).run(specs)
         if json:
             print(jsonlib.dumps(run.report, indent=2))
         else:
@@ -171,7 +177,7 @@ def rehearse(
         console = consoles(json)
         workdir = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="openenv-rehearsal-")) / "r"
         faults = Scenario.load(Path(scenario)) if scenario else None
-        result = run_rehearsal(workdir, scenario=faults, on_event=console.print)
+        result = run_rehearsal(workdir, scenario=faults, on_event=lines(console))
         if json:
             print(jsonlib.dumps(result.report, indent=2))
         else:

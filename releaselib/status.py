@@ -91,9 +91,11 @@ def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) 
         return f"fix {what} ({verify.get('reason') or 'no reason'}), then {rerun}"
     promote = data(entry, "promote")
     if cells["promoted"] is Cell.PENDING:
-        if promote.get("missing"):
-            return commands.line("promote", "--create-missing", envs=[env])
-        return rerun if entry.get("promote") is None else commands.line("promote", envs=[env])
+        extra = ("--create-missing",) if promote.get("missing") else ()
+        if entry.get("promote") is None or data(entry, "pin").get("changed"):
+            # the pin step changed the checkout after this verdict: redeploy, verify, promote
+            return commands.line("release", *extra, envs=[env])
+        return commands.line("promote", *extra, envs=[env])
     if cells["collected"] is Cell.PENDING:
         return commands.line("collection")
     if data(entry, "cleanup").get("action") is None:
