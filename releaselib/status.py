@@ -87,8 +87,10 @@ def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) 
             return f"fix the env, then {rerun}"
         return commands.line("pin", envs=[env])
     if verdict == "INCONCLUSIVE":
-        what = "the probe problem" if verify.get("our_error") else "nothing, or wait longer"
-        return f"fix {what} ({verify.get('reason') or 'no reason'}), then {rerun}"
+        why = verify.get("reason") or "no reason recorded"
+        if verify.get("our_error"):
+            return f"fix the probe problem ({why}), then {rerun}"
+        return f"{rerun}, with a longer --timeout or --wait ({why})"
     promote = data(entry, "promote")
     if cells["promoted"] is Cell.PENDING:
         extra = ("--create-missing",) if promote.get("missing") else ()
