@@ -169,3 +169,28 @@ def test_killed_and_restarted_release_matches_an_uninterrupted_one(clean, tmp_pa
         ).read_text()
     finally:
         killed_hub.stop()
+
+
+CARD = """
+import sys
+from pathlib import Path
+from releaselib.config import ReleaseConfig
+from releaselib.promote import space_card
+config = ReleaseConfig(repo=Path("."), version="0.2.2", ref="main", ref_reason="t", dist="openenv-core", suffix="-0.2.2")
+tree = Path(sys.argv[1])
+sys.stdout.write(space_card(config, "echo_env", tree, "openenv/echo_env") + space_card(config, "echo_env", tree, "openenv/echo_env-0.2.2"))
+"""
+
+
+def test_the_card_depends_only_on_the_release_tuple_and_the_tree(tmp_path: Path) -> None:
+    """The same card from processes that differ in hash seed, time zone, locale, working and
+    temp directory, and Hub endpoint."""
+    tree = checkout_with(tmp_path)
+    cards = set()
+    for seed, tz, lang in (("0", "UTC", "C.UTF-8"), ("1", "Asia/Tokyo", "C"), ("2", "America/Lima", "")):
+        folder = tmp_path / f"cwd-{seed}"
+        folder.mkdir()
+        env = {**os.environ, "PYTHONHASHSEED": seed, "TZ": tz, "LC_ALL": lang, "TMPDIR": str(folder), "HF_ENDPOINT": f"http://127.0.0.1:{4000 + int(seed)}"}
+        done = subprocess.run([sys.executable, "-c", CARD, str(tree)], cwd=folder, env=env, capture_output=True, check=True)
+        cards.add(done.stdout)
+    assert len(cards) == 1
