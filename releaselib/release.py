@@ -189,9 +189,9 @@ class Release:
             if env not in passes or _verified_head(entry) != heads.get(_space(entry))
         ]
 
-    def after_verdict(self, envs: Sequence[str], step: str, *, until_done: bool) -> list[str]:
-        """Envs with a verdict whose ``step`` was not done after that verdict (and, with
-        ``until_done``, those where it did not finish: held or failed)."""
+    def after_verdict(self, envs: Sequence[str], step: str) -> list[str]:
+        """Envs with a verdict whose ``step`` was not done after that verdict, or did not
+        finish (held or failed)."""
         out = []
         for env in envs:
             entry = self.ledger.env(env)
@@ -202,7 +202,7 @@ class Release:
             unfinished = record is not None and (
                 record.status != "done" or record.data.get("decision") == "held"
             )
-            if stale or (until_done and unfinished):
+            if stale or unfinished:
                 out.append(env)
         return out
 
@@ -238,7 +238,7 @@ class Release:
             self.event(f"verified {result.env}: {result.outcome.value} ({result.reason})")
 
     def promote(self, envs: list[str]) -> None:
-        todo = self.after_verdict(envs, "promote", until_done=True)
+        todo = self.after_verdict(envs, "promote")
         if not todo:
             return
         verdicts = from_ledger(self.ledger)
@@ -278,7 +278,7 @@ class Release:
     def collection(self, envs: list[str]) -> None:
         verdicts = from_ledger(self.ledger)
         passing = [e for e in envs if e in verdicts and verdicts[e].outcome == "PASS"]
-        todo = self.after_verdict(passing, "collection", until_done=True)
+        todo = self.after_verdict(passing, "collection")
         if not todo:
             return
         synced = sync_collection(
@@ -299,7 +299,7 @@ class Release:
         self.event(f"collection {versioned.slug}: +{len(versioned.added)}")
 
     def pin(self, envs: list[str]) -> None:
-        todo = self.after_verdict(envs, "pin", until_done=False)
+        todo = self.after_verdict(envs, "pin")
         if not todo:
             return
         decisions = pin_envs(self.hub, self.config, from_ledger(self.ledger), envs=todo)
