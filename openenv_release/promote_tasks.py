@@ -4,7 +4,7 @@ releaselib's decisions out, each recorded back into the ledger (except in a dry 
 from __future__ import annotations
 
 import json as jsonlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from invoke.context import Context
@@ -37,6 +37,7 @@ from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.promote import Promotion
 from releaselib.promote import promote as promote_step
 from releaselib.records import Verdict
+from releaselib.release import record_promotion, verified_at
 from releaselib.verdicts import from_ledger
 
 HELP = {
@@ -129,7 +130,7 @@ def promote(
             dry_run=dry_run,
         )
         if not dry_run:
-            record_promotions(book, decisions)
+            record_promotions(book, decisions, verdicts)
         emit(json, config, "promotions", decisions)
         if not json:
             show(
@@ -153,20 +154,13 @@ def promote(
             raise Exit(code=1)
 
 
-def record_promotions(book: Ledger, decisions: Sequence[Promotion]) -> None:
-    """One promote record per env: ``promoted`` when every target holds the candidate."""
+def record_promotions(
+    book: Ledger, decisions: Sequence[Promotion], verdicts: Mapping[str, Verdict]
+) -> None:
+    """One promote record per env, as ``release`` records it."""
     for env in dict.fromkeys(d.env for d in decisions):
-        mine = [d for d in decisions if d.env == env]
-        failed = any(d.status == "failed" for d in mine)
-        book.record(
-            env,
-            "promote",
-            status="failed" if failed else "done",
-            decision="promoted" if all(d.done for d in mine) else "held",
-            targets=[d.target for d in mine],
-            reason="; ".join(f"{d.target}: {d.reason}" for d in mine if d.reason),
-            promotions=[d.as_json() for d in mine],
-        )
+        passed = env in verdicts and verdicts[env].outcome == "PASS"
+        record_promotion(book, env, [d for d in decisions if d.env == env], passed=passed)
 
 
 @task(
@@ -244,7 +238,14 @@ def record_collection(book: Ledger, sync: CollectionSync, verdicts: dict[str, Ve
     for env, verdict in verdicts.items():
         added, present = verdict.space_id in sync.added, verdict.space_id in sync.present
         if added or present:
-            book.record(env, "collection", slug=sync.slug, added=added, present=present)
+            book.record(
+                env,
+                "collection",
+                slug=sync.slug,
+                added=added,
+                present=present,
+                verified_at=verified_at(book, env),
+            )
 
 
 def print_collection(console: Console, sync: CollectionSync, *, dry_run: bool) -> None:
@@ -302,7 +303,13 @@ def pin(
         decisions = pin_envs(Hub.connect(config.hub_endpoint), config, verdicts, envs=env or None)
         for d in decisions:
             data = {k: v for k, v in d.as_json().items() if k != "env"}
-            book.record(d.env, "pin", status="failed" if d.error else "done", **data)
+            book.record(
+                d.env,
+                "pin",
+                status="failed" if d.error else "done",
+                verified_at=verified_at(book, d.env),
+                **data,
+            )
         sha = None
         if commit:
             sha = commit_pins(

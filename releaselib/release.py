@@ -251,29 +251,10 @@ class Release:
             create_missing=self.options.create_missing,
         )
         for env in todo:
+            passed = env in verdicts and verdicts[env].outcome == "PASS"
             mine = [p for p in done if p.env == env]
-            passed = verdicts.get(env) is not None and verdicts[env].outcome == "PASS"
-            promoted = passed and bool(mine) and all(p.done for p in mine)
-            failed = any(p.status == "failed" for p in mine)
-            missing = [p.target for p in mine if p.status == "held" and p.create]
-            reason = held_reason(mine, missing) if not promoted else ""
-            self.ledger.record(
-                env,
-                "promote",
-                status="failed" if failed else "done",
-                decision="promoted" if promoted else "held",
-                targets=[p.target for p in mine if p.done],
-                reason=reason or ("no canonical Space" if passed and not mine else ""),
-                missing=missing,
-                promotions=[p.as_json() for p in mine],
-                verified_at=self.verified_at(env),
-            )
+            promoted, reason = record_promotion(self.ledger, env, mine, passed=passed)
             self.event(f"promote {env}: " + ("promoted" if promoted else f"held ({reason})"))
-
-    def verified_at(self, env: str) -> str | None:
-        """When the verdict the later steps act on was recorded (it ties them to it)."""
-        verify = self.ledger.env(env).get("verify")
-        return verify.at if verify is not None else None
 
     def collection(self, envs: list[str]) -> None:
         verdicts = from_ledger(self.ledger)
@@ -294,7 +275,7 @@ class Release:
                 slug=versioned.slug,
                 added=space_id in versioned.added,
                 present=space_id in versioned.present,
-                verified_at=self.verified_at(env),
+                verified_at=verified_at(self.ledger, env),
             )
         self.event(f"collection {versioned.slug}: +{len(versioned.added)}")
 
@@ -309,7 +290,7 @@ class Release:
                 d.env,
                 "pin",
                 status="failed" if d.error else "done",
-                verified_at=self.verified_at(d.env),
+                verified_at=verified_at(self.ledger, d.env),
                 **data,
             )
             if d.changed or d.error:
@@ -338,6 +319,37 @@ def _space(entry: EnvEntry) -> str:
 def _verified_head(entry: EnvEntry) -> object:
     verify = entry.get("verify")
     return verify.data.get("commit") if verify is not None else None
+
+
+def verified_at(ledger: Ledger, env: str) -> str | None:
+    """When the verdict the later steps act on was recorded (their records name it, so a new
+    verdict makes them due again)."""
+    verify = ledger.env(env).get("verify")
+    return verify.at if verify is not None else None
+
+
+def record_promotion(
+    ledger: Ledger, env: str, promotions: Sequence[Promotion], *, passed: bool
+) -> tuple[bool, str]:
+    """Record one env's promote step from its promotions (one per canonical target): promoted
+    when every target holds the candidate, else held and why. Returns both."""
+    promoted = passed and bool(promotions) and all(p.done for p in promotions)
+    missing = [p.target for p in promotions if p.status == "held" and p.create]
+    reason = "" if promoted else held_reason(promotions, missing)
+    if passed and not promotions:
+        reason = "no canonical Space"
+    ledger.record(
+        env,
+        "promote",
+        status="failed" if any(p.status == "failed" for p in promotions) else "done",
+        decision="promoted" if promoted else "held",
+        targets=[p.target for p in promotions if p.done],
+        reason=reason,
+        missing=missing,
+        promotions=[p.as_json() for p in promotions],
+        verified_at=verified_at(ledger, env),
+    )
+    return promoted, reason
 
 
 def held_reason(promotions: Sequence[Promotion], missing: Sequence[str]) -> str:

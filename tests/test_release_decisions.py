@@ -125,7 +125,7 @@ def test_the_tasks_read_verdicts_from_the_ledger_and_record_their_decisions(loca
 
     entries = {e: Ledger.load(tmp_path / "ledger.json", config.as_json()).env(e) for e in ("echo_env", "broken_env", "slow_env")}
     assert entries["echo_env"].get("promote").data["decision"] == "promoted"
-    assert entries["slow_env"].get("promote").data["reason"].startswith("openenv/slow_env: INCONCLUSIVE")
+    assert entries["slow_env"].get("promote").data["reason"].startswith("INCONCLUSIVE: ")
     assert entries["echo_env"].get("collection").data["added"] is True
     assert entries["broken_env"].get("pin").data["decision"] == "pinned"
     assert entries["echo_env"].get("cleanup").data["action"] == "archive"
