@@ -16,7 +16,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from releaselib.deploy import deploy_all
+from releaselib.deploy import canonical_fence, deploy_all
 from releaselib.discover import discover_envs, select_envs
 from releaselib.hub import Hub
 from releaselib.localhub import LocalHub
@@ -50,11 +50,12 @@ def main() -> int:
             repo=str(EXAMPLES), staging_dir=str(Path(tmp) / "staging"),
             remote=str(Path(tmp) / "no-remote"), hub_endpoint=local.endpoint,
         ))
-        staged = stage_envs(config, select_envs(discover_envs(config.repo), []),
-                            PluginRegistry(get_plugin_manager()))
+        registry = PluginRegistry(get_plugin_manager())
+        staged = stage_envs(config, select_envs(discover_envs(config.repo), []), registry)
         hub = Hub.connect(local.endpoint, token=local.token)
+        fence = canonical_fence(config, registry)
         results = {
-            phase: measure(local, lambda: deploy_all(hub, config, staged), len(staged))
+            phase: measure(local, lambda: deploy_all(hub, config, staged, fence=fence), len(staged))
             for phase in ("first", "unchanged")
         }
     print(f"{'deploy':<10} {'req/env':>8} {'commits':>8} {'bytes/env':>10} {'wall s':>7}")

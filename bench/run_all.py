@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("stage_corpus", "deploy_requests", "verify_30", "release_34")
+BENCHMARKS = (
+    "startup",
+    "stage_corpus",
+    "deploy_requests",
+    "verify_30",
+    "verify_vs_upstream",
+    "release_34",
+)
 
 
 def run(name: str, out: Path) -> dict[str, Any]:
@@ -57,8 +64,10 @@ def main() -> int:
         "python": platform.python_version(),
     }
     (HERE / "results.json").write_text(json.dumps({"machine": machine, **results}, indent=2) + "\n")
-    print(f"\n{'benchmark':<48} figure   ({machine['date']}, {machine['cpus']} cores, "
-          f"{machine['memory_gib']} GiB)")
+    print(
+        f"\n{'benchmark':<48} figure   ({machine['date']}, {machine['cpus']} cores, "
+        f"{machine['memory_gib']} GiB)"
+    )
     for what, figure in rows(results):
         print(f"{what:<48} {figure}")
     return 0

@@ -33,6 +33,7 @@ from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import StagedSpace
 from releaselib.retry import RetryPolicy
 from releaselib.runtime import settle
+from releaselib.space_ids import Canonicals
 from releaselib.stage import build_manifest, manifest_hash
 from releaselib.verify import verify_spaces
 
@@ -75,7 +76,8 @@ def deploy(hub: LocalHub, root: Path, count: int, batch: int) -> list[str]:
     connected = Hub.connect(hub.endpoint, token=hub.token)
     for first in range(0, count, batch):
         part = staged[first : first + batch]
-        failed = [d.error for d in deploy_all(connected, config, part) if not d.ok]
+        fence = Canonicals.of([s.env for s in part], ())
+        failed = [d.error for d in deploy_all(connected, config, part, fence=fence) if not d.ok]
         if failed:
             raise SystemExit(f"deploy failed: {failed}")
         if first + batch < count:

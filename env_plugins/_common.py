@@ -9,19 +9,19 @@ import shlex
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from releaselib.edit.dockerfile import Dockerfile
+from releaselib.edit.legacy_core import synthesize_legacy_core
 from releaselib.records import Fix
-from releaselib.stage import synthesize_legacy_core
 
-GIT_INSTALL = (
-    "RUN apt-get update && apt-get install -y --no-install-recommends git \\\n"
-    "    && rm -rf /var/lib/apt/lists/*"
-)
+if TYPE_CHECKING:
+    from releaselib.edit.dockerfile import Dockerfile
 
 
 def edit_dockerfile(tree: Path, change: Callable[[Dockerfile], Dockerfile]) -> bool:
     """Apply ``change`` to the staged Dockerfile; True when it changed the text."""
+    from releaselib.edit.dockerfile import Dockerfile  # lazily: only staging edits it
+
     path = tree / "Dockerfile"
     before = Dockerfile.parse(path.read_text(encoding="utf-8"), "Dockerfile")
     after = change(before)
@@ -50,36 +50,6 @@ def legacy_pythonpath(value: str) -> Fix:
         "legacy-pythonpath",
         "the Dockerfile imports the checked-out repo sources from /app/env/src/core and "
         "/app/env/src, which exist only in a staged build",
-        apply,
-    )
-
-
-def installs_git(df: Dockerfile, stage: int, before_line: int) -> bool:
-    return any(
-        i.cmd == "RUN" and re.search(r"\binstall\b[^&;|]*\bgit\b", i.text)
-        for i in df.stage_instructions(stage)
-        if i.start_line < before_line
-    )
-
-
-def git_before_uv_sync() -> Fix:
-    """Install git in every stage that runs ``uv sync`` without having installed git first."""
-
-    def change(df: Dockerfile) -> Dockerfile:
-        for stage in df.stages:
-            for instr in df.stage_instructions(stage.index):
-                if instr.cmd == "RUN" and "uv sync" in instr.text:
-                    if not installs_git(df, stage.index, instr.start_line):
-                        return change(df.insert_before(instr, GIT_INSTALL))
-                    break
-        return df
-
-    def apply(tree: Path) -> str | None:
-        return "git installed before uv sync" if edit_dockerfile(tree, change) else None
-
-    return Fix(
-        "git-before-uv-sync",
-        "staged pins are git+https dependencies, so the builder needs git before uv sync",
         apply,
     )
 

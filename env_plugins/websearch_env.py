@@ -1,8 +1,7 @@
-"""websearch_env: git in the builder before uv sync; needs SERPER_API_KEY."""
+"""websearch_env: needs SERPER_API_KEY (git before uv sync is staging's generic fix now)."""
 
-from env_plugins._common import git_before_uv_sync
 from releaselib.hookspecs import hookimpl
-from releaselib.records import EnvProfile, Fix
+from releaselib.records import EnvProfile
 
 ENV = "websearch_env"
 
@@ -10,8 +9,3 @@ ENV = "websearch_env"
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
     return (EnvProfile(ENV, secrets=("SERPER_API_KEY",)),)
-
-
-@hookimpl
-def openenv_release_fixes(env: str) -> tuple[Fix, ...]:
-    return (git_before_uv_sync(),) if env == ENV else ()

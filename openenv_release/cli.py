@@ -2,18 +2,35 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 from invoke.exceptions import Exit, ParseError
+from invoke.parser.context import ParserContext
 from invoke.program import Program
 
-from openenv_release.tasks import ns
 from releaselib import __version__
 
 USAGE_REMEDY = "see openenv-release --list and openenv-release --help <task>"
+#: the status a shell reports for a tool that SIGPIPE ended (128 + 13), as ``seq 1 9 | head -1``
+BROKEN_PIPE = 141
 
 
 class ReleaseProgram(Program):
     """Invoke's Program, except that a flag or task it cannot parse exits 2, like every other
-    bad flag (invoke exits 1, which here means that an env failed)."""
+    bad flag (invoke exits 1, which here means that an env failed), and that the task
+    collection is imported only once a task, --list or --help needs it (--version does not)."""
+
+    @property
+    def initial_context(self) -> ParserContext:
+        return ParserContext(args=self.core_args())  # the flags of a program with a namespace
+
+    def parse_collection(self) -> None:
+        if self.namespace is None:
+            from openenv_release.tasks import ns
+
+            self.namespace = ns
+        super().parse_collection()
 
     def parse_core(self, argv: list[str] | None) -> None:
         try:
@@ -28,10 +45,15 @@ class ReleaseProgram(Program):
             raise Exit(f"error: {exc}; {USAGE_REMEDY}", code=2) from None
 
 
-program = ReleaseProgram(
-    namespace=ns, version=__version__, name="openenv-release", binary="openenv-release"
-)
+program = ReleaseProgram(version=__version__, name="openenv-release", binary="openenv-release")
 
 
 def main() -> None:
-    program.run()
+    try:
+        program.run()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # the reader went away (``--list | head -3``): stop quietly, as Unix tools do, and keep
+        # the interpreter's final flush of stdout from raising again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(BROKEN_PIPE)

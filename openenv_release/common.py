@@ -9,7 +9,7 @@ import traceback
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from invoke.context import Context
 from invoke.exceptions import Exit
@@ -17,9 +17,13 @@ from rich.console import Console
 
 from releaselib.config import ReleaseConfig
 from releaselib.errors import ReleaseError, UsageError, redact
-from releaselib.ledger import Ledger, default_path
-from releaselib.release import STEPS, release_key
 
+if TYPE_CHECKING:
+    from releaselib.ledger import Ledger
+
+
+#: release's steps, spelt out so that --help need not import releaselib.release (a test checks)
+RELEASE_STEPS = "stage, deploy, verify, promote, collection, pin, report"
 FLAG_HELP = {
     "repo": "OpenEnv checkout (default: the current directory, if it is one)",
     "env": "env to work on (repeatable; default: every deployable env)",
@@ -29,6 +33,7 @@ FLAG_HELP = {
     "suffix": "Space suffix (default: -<version>)",
     "base_image": "base image repository (default: ghcr.io/huggingface/openenv-base)",
     "base_sha": "base image tag/sha instead of latest",
+    "ref": "OpenEnv git ref to pin to (sha, branch or tag) when it differs from the version",
     "staging_dir": "where staged trees go (default: ./hf-staging)",
     "json": "print one JSON document on stdout instead of tables",
     "repo_id": "deploy the one --env to this owner/name instead of <namespace>/<env><suffix>",
@@ -37,7 +42,7 @@ FLAG_HELP = {
     "jobs": "how many envs to work on in parallel (default 4)",
     "hub_endpoint": "Hub URL (default: HF_ENDPOINT, else https://huggingface.co)",
     "dry_run": "print the plan; change nothing",
-    "from_": f"redo from this step on ({', '.join(STEPS)})",
+    "from_": f"redo from this step on ({RELEASE_STEPS})",
     "until": "stop after this step",
     "ledger": "the ledger file (default: <staging dir>/ledger-<namespace>-<version>.json)",
     "timeout": "seconds per probe request (slow envs get their plugin's longer timeout)",
@@ -45,6 +50,10 @@ FLAG_HELP = {
     "create_missing": "create canonical Spaces that do not exist yet",
     "commit_pins": "commit the pins in the checkout (one commit listing the envs)",
     "scenario": "a YAML/JSON scenario that makes the embedded Hub misbehave (faults, stuck builds)",
+    "no_wait": "fail at once, naming the holder's pid, when another run holds the staging dir "
+    "or the ledger (default: wait for it)",
+    "allow_secret": "a checkout file whose secret-scan finding is a known false positive "
+    "(repeatable; recorded in the ledger and the briefing)",
     "keep": "the rehearsal's folder (checkout, staging, ledger, briefing; default: a new temp dir)",
 }
 
@@ -60,7 +69,7 @@ def reported() -> Iterator[None]:
     no Hub token in either."""
     try:
         yield
-    except Exit:
+    except (Exit, BrokenPipeError):  # cli.main ends a broken pipe quietly
         raise
     except ReleaseError as exc:
         raise Exit(f"error: {exc.one_line()}", code=exc.exit_code) from None
@@ -94,6 +103,9 @@ def release_config(c: Context) -> dict[str, Any]:
 def open_ledger(config: ReleaseConfig, given: str | None, *, create: bool) -> Ledger | None:
     """``--ledger PATH``, else the release's default ledger: created when ``create``, else
     only when it already exists (steps record into a release's ledger "when it exists")."""
+    from releaselib.ledger import Ledger, default_path
+    from releaselib.release import release_key
+
     path = Path(given) if given else default_path(config)
     if given or create or path.exists():
         return Ledger.load(path, release_key(config))
@@ -102,6 +114,8 @@ def open_ledger(config: ReleaseConfig, given: str | None, *, create: bool) -> Le
 
 def require_ledger(config: ReleaseConfig, given: str | None, *, remedy: str) -> Ledger:
     """The release's ledger; UsageError naming where it was looked for when there is none."""
+    from releaselib.ledger import default_path
+
     ledger = open_ledger(config, given, create=False)
     if ledger is None:
         raise UsageError(f"no release ledger at {default_path(config)}", remedy=remedy)

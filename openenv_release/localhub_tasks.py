@@ -1,14 +1,21 @@
-"""The ``localhub`` task namespace: run the embedded Hub in the foreground."""
+"""The ``localhub`` task namespace: run the embedded Hub, and seed it like a real namespace."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
 from invoke.collection import Collection
 from invoke.context import Context
 from invoke.tasks import task
 
-from releaselib.localhub.serve import serve as serve_hub
+from openenv_release.common import helps, reported
+from releaselib.config import DEFAULT_NAMESPACE
+from releaselib.discover import check_env_flags
+from releaselib.errors import UsageError
+from releaselib.options import check_namespace
+from releaselib.plugins import PluginRegistry, get_plugin_manager
 
 
 @task(
@@ -16,15 +23,72 @@ from releaselib.localhub.serve import serve as serve_hub
         "port": "Hub API port on 127.0.0.1 (0: a free one)",
         "state_dir": "folder that keeps repos, commits and collections across restarts",
         "scenario": "YAML/JSON scenario that makes the Hub misbehave",
+        "builder": "host (the tool's own Python) or venv (a uv virtual env per Space commit)",
+        "openenv": "OpenEnv checkout whose wheel the venv builder installs for the OpenEnv pin",
+        "build_timeout": "seconds a build may take before it is a BUILD_ERROR (default 900)",
+        "build_jobs": "builds that run at once (default 2)",
+        "print_env": "print export HF_ENDPOINT=… HF_TOKEN=… SSL_CERT_FILE=… lines for eval",
     }
 )
-def serve(c: Context, port: int = 0, state_dir: str = "", scenario: str = "") -> None:
-    """Print {"endpoint", "token"} as one JSON line, then serve until Ctrl-C."""
+def serve(
+    c: Context,
+    port: int = 0,
+    state_dir: str = "",
+    scenario: str = "",
+    builder: str = "host",
+    openenv: str = "",
+    build_timeout: int = 0,
+    build_jobs: int = 0,
+    print_env: bool = False,
+) -> None:
+    """Print {"endpoint", "token", "ca_bundle"} as one JSON line, then serve until Ctrl-C."""
+    from releaselib.localhub.serve import serve as serve_hub
+    from releaselib.space_runtime.builders import BUILDERS
+
+    with reported():
+        if builder not in BUILDERS:
+            raise UsageError(f"--builder {builder!r}: choose one of {', '.join(BUILDERS)}")
+    given: dict[str, Any] = {"build_timeout": build_timeout, "build_jobs": build_jobs}
     serve_hub(
         port=port,
         state_dir=Path(state_dir) if state_dir else None,
         scenario=Path(scenario) if scenario else None,
+        builder=builder,
+        openenv=Path(openenv) if openenv else None,
+        print_env=print_env,
+        **{name: value for name, value in given.items() if value},
     )
 
 
-localhub = Collection("localhub", serve)
+@task(
+    iterable=["env"],
+    help=helps(
+        "namespace",
+        "hub_endpoint",
+        canonicals="create the canonical Spaces the plugins name, public",
+        env="seed only this env's canonical Spaces (its plugin's, else <namespace>/<env>)",
+    ),
+)
+def seed(
+    c: Context,
+    canonicals: bool = False,
+    env: list[str] | None = None,
+    namespace: str | None = None,
+    hub_endpoint: str | None = None,
+) -> None:
+    """Give a running embedded Hub what a real namespace has before a release."""
+    from releaselib.hub import Hub
+    from releaselib.localhub.seed import check_local, named_targets, seed_canonicals
+
+    with reported():
+        if not canonicals:
+            raise UsageError("nothing to seed", remedy="pass --canonicals")
+        endpoint = check_local(hub_endpoint or os.environ.get("HF_ENDPOINT"))
+        owner = check_namespace("--namespace", namespace or DEFAULT_NAMESPACE)
+        registry = PluginRegistry(get_plugin_manager())
+        targets = named_targets(registry, owner, check_env_flags(env or []))
+        for seeded in seed_canonicals(Hub.connect(endpoint), targets):
+            print(f"{'created' if seeded.created else 'exists '} {seeded.space_id} (public)")
+
+
+localhub = Collection("localhub", serve, seed)

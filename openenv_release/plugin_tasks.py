@@ -10,7 +10,6 @@ from invoke.exceptions import Exit
 from invoke.tasks import task
 
 from releaselib.errors import ReleaseError
-from releaselib.scaffold import new_plugin
 
 
 @task(
@@ -21,6 +20,8 @@ from releaselib.scaffold import new_plugin
 )
 def new(c: Context, env: str, root: str = ".") -> None:
     """Write env_plugins/ENV.py and its test from the templates, and register it."""
+    from releaselib.scaffold import new_plugin
+
     try:
         written = new_plugin(Path(root), env)
     except ReleaseError as exc:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json as jsonlib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from invoke.context import Context
 from invoke.exceptions import Exit
@@ -23,22 +23,18 @@ from openenv_release.common import (
     visibility,
 )
 from releaselib import console as out
-from releaselib.cleanup import Cleanup
-from releaselib.cleanup import cleanup as cleanup_step
-from releaselib.collection import CollectionSync, sync_collection
 from releaselib.config import ReleaseConfig
 from releaselib.errors import UsageError
-from releaselib.hub import Hub
-from releaselib.ledger import Ledger
 from releaselib.options import Options, build_config
-from releaselib.pin import commit_pins
-from releaselib.pin_step import PinDecision, pin_envs
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.promote import Promotion
-from releaselib.promote import promote as promote_step
 from releaselib.records import Verdict
-from releaselib.release import record_promotion, verified_at
-from releaselib.verdicts import from_ledger
+
+if TYPE_CHECKING:
+    from releaselib.cleanup import Cleanup
+    from releaselib.collection import CollectionSync
+    from releaselib.ledger import Ledger
+    from releaselib.pin_step import PinDecision
+    from releaselib.promote import Promotion
 
 HELP = {
     **FLAG_HELP,
@@ -52,6 +48,8 @@ def setup(
     c: Context, options: Options, ledger: str | None, as_json: bool
 ) -> tuple[ReleaseConfig, Console, Ledger, dict[str, Verdict]]:
     """The release tuple (printed), the console, the release's ledger and its verdicts."""
+    from releaselib.verdicts import from_ledger
+
     config, resolution = build_config(options, release_config(c))
     console = consoles(as_json)
     out.print_tuple(console, config, resolution)
@@ -107,8 +105,13 @@ def promote(
     hub_endpoint: str | None = None,
     json: bool = False,
 ) -> None:
-    """Publish each PASSed candidate's verified tree into its canonical Spaces; exit 1 if any
-    promotion failed."""
+    """Publish each PASSed candidate's verified tree into its canonical Spaces.
+
+    Exit 1 if any promotion failed.
+    """
+    from releaselib.hub import Hub
+    from releaselib.promote import promote as promote_step
+
     with reported():
         options = Options(
             repo=repo,
@@ -158,6 +161,8 @@ def record_promotions(
     book: Ledger, decisions: Sequence[Promotion], verdicts: Mapping[str, Verdict]
 ) -> None:
     """One promote record per env, as ``release`` records it."""
+    from releaselib.release import record_promotion
+
     for env in dict.fromkeys(d.env for d in decisions):
         passed = env in verdicts and verdicts[env].outcome == "PASS"
         record_promotion(book, env, [d for d in decisions if d.env == env], passed=passed)
@@ -203,6 +208,9 @@ def collection(
     json: bool = False,
 ) -> None:
     """Sync the versioned collection with the PASSed candidates."""
+    from releaselib.collection import sync_collection
+    from releaselib.hub import Hub
+
     with reported():
         options = Options(
             repo=repo,
@@ -235,6 +243,8 @@ def collection(
 
 def record_collection(book: Ledger, sync: CollectionSync, verdicts: dict[str, Verdict]) -> None:
     """A collection record for each env whose candidate the versioned collection holds."""
+    from releaselib.release import verified_at
+
     for env, verdict in verdicts.items():
         added, present = verdict.space_id in sync.added, verdict.space_id in sync.present
         if added or present:
@@ -288,8 +298,15 @@ def pin(
     hub_endpoint: str | None = None,
     json: bool = False,
 ) -> None:
-    """Pin FAILed envs below the release in the checkout and lift the old pins of passing ones;
-    prints the diff. The only task that writes to the checkout."""
+    """Pin FAILed envs below the release in the checkout; lift old pins of passing ones.
+
+    Prints the diff. The only task that writes to the checkout.
+    """
+    from releaselib.hub import Hub
+    from releaselib.pin import commit_pins
+    from releaselib.pin_step import pin_envs
+    from releaselib.release import verified_at
+
     with reported():
         options = Options(
             repo=repo,
@@ -375,6 +392,9 @@ def cleanup(
     json: bool = False,
 ) -> None:
     """Archive or delete the candidates whose canonical promotion is complete."""
+    from releaselib.cleanup import cleanup as cleanup_step
+    from releaselib.hub import Hub
+
     with reported():
         if archive == delete:
             raise UsageError(

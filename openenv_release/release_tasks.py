@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json as jsonlib
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,15 +15,9 @@ from openenv_release.common import consoles, helps, release_config, reported, re
 from releaselib import console as out
 from releaselib.config import RefResolution, ReleaseConfig
 from releaselib.discover import discover_envs, select_envs
-from releaselib.hub import Hub
-from releaselib.ledger import Ledger, default_path
-from releaselib.localhub import Scenario
+from releaselib.errors import UsageError
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.rehearse import rehearse as run_rehearsal
-from releaselib.release import Release, ReleaseOptions, release_key
-from releaselib.report import build_report, write_briefing
-from releaselib.status import board, runtimes_of
 
 
 def lines(console: Console) -> Callable[[str], None]:
@@ -39,11 +32,12 @@ def tuple_for(
 
 
 @task(
-    iterable=["env"],
+    iterable=["env", "allow_secret"],
     help=helps(
         "repo",
         "env",
         "version",
+        "ref",
         "namespace",
         "from_",
         "until",
@@ -56,6 +50,8 @@ def tuple_for(
         "create_missing",
         "commit_pins",
         "json",
+        "no_wait",
+        "allow_secret",
     ),
 )
 def release(
@@ -63,6 +59,7 @@ def release(
     repo: str | None = None,
     env: list[str] | None = None,
     version: str | None = None,
+    ref: str | None = None,
     namespace: str | None = None,
     from_: str = "stage",
     until: str = "report",
@@ -75,8 +72,19 @@ def release(
     create_missing: bool = False,
     commit_pins: bool = False,
     json: bool = False,
+    no_wait: bool = False,
+    allow_secret: list[str] | None = None,
 ) -> None:
     """The whole release, resumable: stage, deploy, verify, promote, collection, pin, report."""
+    from dataclasses import replace
+
+    from releaselib.hub import Hub
+    from releaselib.ledger import Ledger, default_path
+    from releaselib.locks import run_locks
+    from releaselib.release import Release, ReleaseOptions, release_key
+    from releaselib.stage import allow_flags
+    from releaselib.status import board, runtimes_of
+
     with reported():
         options = ReleaseOptions(
             from_step=from_,
@@ -90,6 +98,7 @@ def release(
             c,
             repo,
             version,
+            ref=ref,
             namespace=namespace,
             jobs=jobs,
             staging_dir=staging_dir,
@@ -99,9 +108,15 @@ def release(
         out.print_tuple(console, config, resolution)
         specs = select_envs(discover_envs(config.repo), env or [])
         hub = Hub.connect(config.hub_endpoint)
-        book = Ledger.load(Path(ledger) if ledger else default_path(config), release_key(config))
-        registry = PluginRegistry(get_plugin_manager())
-        run = Release(config, resolution, hub, registry, book, options, lines(console)).run(specs)
+        ledger_path = Path(ledger) if ledger else default_path(config)
+        allowed = allow_flags(allow_secret or [], config.repo)
+        with run_locks(config.staging_dir, ledger_path, wait=not no_wait, on_wait=console.print):
+            book = Ledger.load(ledger_path, release_key(config))
+            registry = PluginRegistry(get_plugin_manager())
+            options = replace(options, allowed_secrets=allowed)
+            run = Release(config, resolution, hub, registry, book, options, lines(console)).run(
+                specs
+            )
         if json:
             print(jsonlib.dumps(run.report, indent=2))
         else:
@@ -124,6 +139,9 @@ def status(
     json: bool = False,
 ) -> None:
     """The board: env x step from the ledger and one Hub listing, with each env's next action."""
+    from releaselib.hub import Hub
+    from releaselib.status import board, runtimes_of
+
     with reported():
         config, _ = tuple_for(
             c,
@@ -153,6 +171,8 @@ def report(
     json: bool = False,
 ) -> None:
     """Write the release briefing (Markdown and JSON) next to the ledger."""
+    from releaselib.report import build_report, write_briefing
+
     with reported():
         config, resolution = tuple_for(
             c, repo, version, namespace=namespace, staging_dir=staging_dir
@@ -168,16 +188,34 @@ def report(
             print(f"briefing: {markdown}\njson: {as_json}")
 
 
-@task(help=helps("keep", "scenario", "json"))
+@task(
+    help=helps(
+        "keep",
+        "scenario",
+        "json",
+        builder="the embedded Hub's builder: host (the tool's own Python) or venv (a uv "
+        "virtual env per Space commit, the OpenEnv pin served from the checkout)",
+    )
+)
 def rehearse(
-    c: Context, keep: str | None = None, scenario: str | None = None, json: bool = False
+    c: Context,
+    keep: str | None = None,
+    scenario: str | None = None,
+    json: bool = False,
+    builder: str = "host",
 ) -> None:
     """A whole release of the bundled examples/ against the embedded Hub: no account, no network."""
-    with reported():
+    from releaselib.localhub import Scenario
+    from releaselib.rehearse import rehearse as run_rehearsal
+    from releaselib.rehearse import workspace
+    from releaselib.space_runtime.builders import BUILDERS
+
+    with reported(), workspace(Path(keep) if keep else None) as workdir:
         console = consoles(json)
-        workdir = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="openenv-rehearsal-")) / "r"
+        if builder not in BUILDERS:
+            raise UsageError(f"--builder {builder!r}: choose one of {', '.join(BUILDERS)}")
         faults = Scenario.load(Path(scenario)) if scenario else None
-        result = run_rehearsal(workdir, scenario=faults, on_event=lines(console))
+        result = run_rehearsal(workdir, scenario=faults, on_event=lines(console), builder=builder)
         if json:
             print(jsonlib.dumps(result.report, indent=2))
         else:

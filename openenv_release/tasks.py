@@ -7,6 +7,8 @@ console script ``openenv-release <task>`` from anywhere.
 from __future__ import annotations
 
 import json as jsonlib
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from invoke.collection import Collection
 from invoke.context import Context
@@ -27,13 +29,12 @@ from openenv_release.promote_tasks import cleanup, collection, pin, promote
 from openenv_release.release_tasks import rehearse, release, report, status
 from openenv_release.verify_tasks import recover, verify
 from releaselib import console as out
-from releaselib.deploy import Deployed, check_repo_id, deploy_all, plan_all
 from releaselib.discover import discover_envs, select_envs
-from releaselib.hub import Hub
 from releaselib.options import Options, build_config, find_repo, pick
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.release import record_deploy, record_stage
-from releaselib.stage import stage_envs
+
+if TYPE_CHECKING:
+    from releaselib.deploy import Deployed
 
 
 @task(help=helps("repo", "json"))
@@ -67,18 +68,21 @@ def envs(c: Context, repo: str | None = None, json: bool = False) -> None:
 
 
 @task(
-    iterable=["env"],
+    iterable=["env", "allow_secret"],
     help=helps(
         "repo",
         "env",
         "all",
         "version",
+        "ref",
         "base_image",
         "base_sha",
         "namespace",
         "suffix",
         "staging_dir",
         "json",
+        "no_wait",
+        "allow_secret",
     ),
 )
 def stage(
@@ -87,18 +91,25 @@ def stage(
     env: list[str] | None = None,
     all_: bool = False,
     version: str | None = None,
+    ref: str | None = None,
     base_image: str | None = None,
     base_sha: str | None = None,
     namespace: str | None = None,
     suffix: str | None = None,
     staging_dir: str | None = None,
     json: bool = False,
+    no_wait: bool = False,
+    allow_secret: list[str] | None = None,
 ) -> None:
     """Stage envs into Space-ready trees (the checkout is never modified)."""
+    from releaselib.locks import run_locks
+    from releaselib.stage import StageRun, allow_flags, stage_envs
+
     with reported():
         options = Options(
             repo=repo,
             version=version,
+            ref=ref,
             base_image=base_image,
             base_sha=base_sha,
             namespace=namespace,
@@ -110,7 +121,9 @@ def stage(
         out.print_tuple(console, config, resolution)
         registry = PluginRegistry(get_plugin_manager())
         specs = select_envs(discover_envs(config.repo), [] if all_ else env or [])
-        staged = stage_envs(config, specs, registry)
+        run = StageRun(allow_flags(allow_secret or [], config.repo))
+        with run_locks(config.staging_dir, None, wait=not no_wait, on_wait=console.print):
+            staged = stage_envs(config, specs, registry, run)
         if json:
             print(
                 jsonlib.dumps(
@@ -124,7 +137,7 @@ def stage(
 
 
 @task(
-    iterable=["env"],
+    iterable=["env", "allow_secret"],
     help=helps(
         "repo",
         "env",
@@ -141,6 +154,8 @@ def stage(
         "ledger",
         "dry_run",
         "json",
+        "no_wait",
+        "allow_secret",
     ),
 )
 def deploy(
@@ -160,9 +175,20 @@ def deploy(
     ledger: str | None = None,
     dry_run: bool = False,
     json: bool = False,
+    no_wait: bool = False,
+    allow_secret: list[str] | None = None,
 ) -> None:
-    """Stage, then push private version-suffixed candidate Spaces, sending only what changed;
-    results go to the release's ledger when it exists (or to --ledger)."""
+    """Stage, then push private candidate Spaces, sending only what changed.
+
+    Results go to the release's ledger when it exists (or to --ledger).
+    """
+    from releaselib.deploy import canonical_fence, check_repo_id, deploy_all, plan_all
+    from releaselib.hub import Hub
+    from releaselib.ledger import default_path
+    from releaselib.locks import run_locks
+    from releaselib.release import record_deploy, record_stage
+    from releaselib.stage import StageRun, allow_flags, stage_envs
+
     with reported():
         options = Options(
             repo=repo,
@@ -178,23 +204,44 @@ def deploy(
         console = consoles(json)
         out.print_tuple(console, config, resolution)
         specs = select_envs(discover_envs(config.repo), [] if all_ else env or [])
-        target = check_repo_id(repo_id, [s.name for s in specs]) if repo_id else None
-        staged = stage_envs(config, specs, PluginRegistry(get_plugin_manager()))
-        hub = Hub.connect(config.hub_endpoint)
-        if dry_run:
-            results = plan_all(hub, config, staged, repo_id=target)
-        else:
-            book = open_ledger(config, ledger, create=False)
+        registry = PluginRegistry(get_plugin_manager())
+        fence = canonical_fence(config, registry)
+        target = check_repo_id(repo_id, [s.name for s in specs], fence) if repo_id else None
+        run = StageRun(allow_flags(allow_secret or [], config.repo))
+        ledger_path = Path(ledger) if ledger else default_path(config)
+        ids = [target or config.space_id(s.name) for s in specs]
+        with (
+            run_locks(config.staging_dir, ledger_path, wait=not no_wait, on_wait=console.print),
+            out.DeployBoard(console, ids, live=not json and console.is_terminal) as board,
+        ):
+            for space_id in ids:
+                board.update(space_id, "staging")
+            staged = stage_envs(config, specs, registry, run)
+            for space_id, s in zip(ids, staged, strict=True):
+                board.update(space_id, "staged" if s.ok else f"failed: {s.error}")
+            hub = Hub.connect(config.hub_endpoint)
+            if dry_run:
+                results = plan_all(hub, config, staged, fence=fence, repo_id=target)
+            else:
+                book = open_ledger(config, ledger, create=False)
 
-            def done(d: Deployed) -> None:
-                console.print(out.deploy_line(d))
+                def done(d: Deployed) -> None:
+                    board.update(d.space_id, out.deploy_status(d))
+                    if book is not None and target is None:
+                        record_deploy(book, d)
+
                 if book is not None and target is None:
-                    record_deploy(book, d)
-
-            if book is not None and target is None:
-                for s in staged:
-                    record_stage(book, s)
-            results = deploy_all(hub, config, staged, repo_id=target, on_done=done)
+                    for s in staged:
+                        record_stage(book, s)
+                results = deploy_all(
+                    hub,
+                    config,
+                    staged,
+                    fence=fence,
+                    repo_id=target,
+                    on_done=done,
+                    on_progress=board.update,
+                )
         if json:
             print(
                 jsonlib.dumps(

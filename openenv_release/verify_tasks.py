@@ -6,7 +6,7 @@ import json as jsonlib
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from invoke.context import Context
 from invoke.exceptions import Exit
@@ -19,30 +19,23 @@ from openenv_release.common import consoles, helps, open_ledger, release_config,
 from releaselib import console as out
 from releaselib.discover import check_env_flags, discover_envs, select_envs
 from releaselib.errors import UsageError
-from releaselib.hub import Hub
-from releaselib.ledger import Ledger
-from releaselib.options import Options, build_config, pick
+from releaselib.options import Options, build_config, check_jobs, pick
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.probe import Outcome
 from releaselib.records import SPACE_ID
-from releaselib.runtime import Recovery
-from releaselib.runtime import recover as recover_space
-from releaselib.stage import stage_envs
-from releaselib.verify import (
-    DEFAULT_TIMEOUT,
-    VerifyResult,
-    candidates,
-    record_result,
-    verify_spaces,
-)
+
+if TYPE_CHECKING:
+    from releaselib.ledger import Ledger
+    from releaselib.runtime import Recovery
+    from releaselib.verify import VerifyResult
 
 COLOURS = {"PASS": "green", "FAIL": "red", "INCONCLUSIVE": "yellow"}
 HELP = {
     **helps("repo", "version", "namespace", "suffix", "json", "hub_endpoint"),
-    "jobs": "how many Spaces to probe at once (default 4)",
+    # spelt out so --help loads no releaselib.verify; tests/test_cli.py checks they match
+    "probe_jobs": "how many Spaces to probe at once (default 16, or fewer Spaces)",
     "env": "env whose candidate to verify (repeatable; default: every Space with the suffix)",
     "space_id": "also verify this owner/name Space (repeatable)",
-    "timeout": f"seconds per probe request (default {DEFAULT_TIMEOUT:g}; slow envs get more)",
+    "timeout": "seconds per probe request (default 20; slow envs get more)",
     "wait": "seconds to wait for BUILDING/APP_STARTING Spaces (default 600)",
     "ledger": "record results in this ledger (default: the release's ledger, if it exists)",
     "staging_dir": "where the release's ledger is looked for (default: ./hf-staging)",
@@ -73,6 +66,8 @@ def progress(console: Console, space_ids: Sequence[str]) -> Iterator[Any]:
 
 
 def print_results(console: Console, results: Sequence[VerifyResult]) -> None:
+    from releaselib.probe import Outcome
+
     table = Table(title="verify")
     for column in ("space", "stage", "domain", "outcome", "wait s", "probe s", "reason"):
         table.add_column(column, overflow="fold")
@@ -106,6 +101,8 @@ def print_recovery(console: Console, recovery: Recovery) -> None:
 
 def record(ledger: Ledger | None, result: VerifyResult, **extra: Any) -> None:
     """Record ``result`` as the env's verify step (its Verdict fields included)."""
+    from releaselib.verify import record_result
+
     if ledger is not None:
         record_result(ledger, result, **extra)
 
@@ -118,7 +115,14 @@ def number(name: str, flag: str | None, configured: dict[str, Any], default: flo
     return value
 
 
-@task(iterable=["env", "space_id"], help=HELP)
+@task(
+    iterable=["env", "space_id"],
+    help={
+        **HELP,
+        "repo": "OpenEnv checkout, only for the default --version (verify needs none)",
+        "version": "release version (default: the release ledger's; or --suffix without '-')",
+    },
+)
 def verify(
     c: Context,
     repo: str | None = None,
@@ -129,26 +133,35 @@ def verify(
     namespace: str | None = None,
     timeout: str | None = None,
     wait: str | None = None,
-    jobs: int | None = None,
+    probe_jobs: str | None = None,
     hub_endpoint: str | None = None,
     ledger: str | None = None,
     staging_dir: str | None = None,
     json: bool = False,
 ) -> None:
-    """Wait for the candidate Spaces, then require reset and a schema-correct step on a READY
-    domain of each; exit 1 if any FAILed."""
+    """Wait for the candidates, then require a real reset and step on a READY domain.
+
+    Exit 1 if any FAILed. Needs no OpenEnv checkout: the tuple comes from the flags or the
+    release's ledger.
+    """
+
+    from releaselib.hub import Hub
+    from releaselib.probe import Outcome
+    from releaselib.verify import DEFAULT_TIMEOUT, PROBE_JOBS, candidates, verify_spaces
+    from releaselib.verify_tuple import verify_config
+
     with reported():
         options = Options(
             repo=repo,
             version=version,
             namespace=namespace,
             suffix=suffix,
-            jobs=jobs,
             hub_endpoint=hub_endpoint,
             staging_dir=staging_dir,
         )
         configured = release_config(c)
-        config, resolution = build_config(options, configured)
+        config, resolution, found = verify_config(options, configured, ledger=ledger)
+        threads = check_jobs(pick("probe_jobs", probe_jobs, configured, PROBE_JOBS), "--probe-jobs")
         console = consoles(json)
         out.print_tuple(console, config, resolution)
         for given in space_id or []:
@@ -167,7 +180,7 @@ def verify(
                 f"no Space of {config.namespace} ends with {config.suffix}",
                 remedy="deploy first, or pass --env/--space-id",
             )
-        book = open_ledger(config, ledger, create=False)
+        book = open_ledger(config, str(found) if found else None, create=False)
         with progress(console, ids) as update:
             results = verify_spaces(
                 hub,
@@ -176,7 +189,7 @@ def verify(
                 registry=PluginRegistry(get_plugin_manager()),
                 timeout=number("timeout", timeout, configured, DEFAULT_TIMEOUT),
                 wait=number("wait", wait, configured, 600.0),
-                jobs=config.jobs,
+                jobs=threads,
                 on_update=update,
             )
         for result in results:
@@ -229,8 +242,17 @@ def recover(
     ledger: str | None = None,
     json: bool = False,
 ) -> None:
-    """Triage one candidate: reboot a stale BUILD_ERROR or stuck start, recreate it if allowed,
-    name a known failure; then verify it. Exit 1 unless it passes."""
+    """Triage one candidate: reboot or recreate it, name a known failure, then verify it.
+
+    Reboots a stale BUILD_ERROR or a stuck start, recreates it if allowed. Exit 1 unless it
+    passes.
+    """
+    from releaselib.deploy import canonical_fence
+    from releaselib.hub import Hub
+    from releaselib.runtime import recover as recover_space
+    from releaselib.stage import stage_envs
+    from releaselib.verify import DEFAULT_TIMEOUT, verify_spaces
+
     with reported():
         if not env:
             raise UsageError("recover needs --env NAME", remedy="e.g. --env echo_env")
@@ -262,6 +284,7 @@ def recover(
             wait=number("wait", wait, configured, 600.0),
             recreate=recreate and yes,
             on_action=lambda action: console.print(f"[bold]action:[/] {action}"),
+            fence=canonical_fence(config, registry),
         )
         results = (
             verify_spaces(

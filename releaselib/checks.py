@@ -9,33 +9,20 @@ unparseable; ``dockerfile-parses`` reports that once.
 from __future__ import annotations
 
 import json
-import posixpath
 import re
 import sys
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
-from releaselib.edit.dockerfile import Copy, Dockerfile, Instruction, Stage
-from releaselib.edit.readme import metadata_problems
-from releaselib.errors import StageError
+from releaselib.config import check_image
+from releaselib.edit import gitdeps
+from releaselib.edit.dockerfile import Copy, Dockerfile, Stage
+from releaselib.errors import StageError, UsageError
 from releaselib.hookspecs import hookimpl
 from releaselib.records import Check, Finding
 
 DOCKERFILE = "Dockerfile"
 README = "README.md"
-INSTALL_GIT = (
-    "RUN apt-get update && apt-get install -y --no-install-recommends git "
-    "&& rm -rf /var/lib/apt/lists/*"
-)
-# A package-manager install whose package list names git (not git-lfs, not libgit2).
-_GIT_INSTALL = re.compile(
-    r"\b(?:apt-get|apt|apk|yum|dnf|microdnf)\b[^;&|]*?\b(?:install|add)\b"
-    r"[^;&|]*?(?<![\w.+-])git(?:=\S*)?(?![\w.+-])"
-)
-_GIT_URL = re.compile(r"git\+(?:https?|ssh|git|file)://\S+")
-_PIP_INSTALL = re.compile(r"\bpip3?\s+install\b([^;&|]*)")
-_UV_SYNC = re.compile(r"\buv\s+sync\b")
 
 
 @hookimpl
@@ -50,7 +37,11 @@ def openenv_release_checks() -> tuple[Check, ...]:
         Check("git-for-git-deps", "git is installed before git+ installs", check_git),
         Check("copy-source-missing", "every COPY source exists in the tree", check_copies),
         Check("cmd-json-form", "the final CMD is in JSON form", check_cmd_form),
-        Check("from-unresolved", "no FROM holds a variable", check_from),
+        Check(
+            "from-unresolved",
+            "every FROM is a literal, valid image reference",
+            check_from,
+        ),
         Check("readme-metadata", "the README metadata is what the Hub accepts", check_readme),
     )
 
@@ -76,7 +67,7 @@ def check_stdlib_shadowing(stage_dir: Path) -> Iterator[Finding]:
     line = _python_path_line(df)
     for entry in df.stage_env().get("PYTHONPATH", "").split(":"):
         directory = entry or df.workdir() or "/"  # an empty entry means the working directory
-        found = _in_tree(df, df.final_stage, directory, stage_dir)
+        found = gitdeps.in_tree(df, df.final_stage, directory, stage_dir)
         if found is None or not found.is_dir():
             continue
         for module, name in _top_level_modules(found):
@@ -94,26 +85,17 @@ def check_stdlib_shadowing(stage_dir: Path) -> Iterator[Finding]:
 
 
 def check_git(stage_dir: Path) -> Iterator[Finding]:
+    """Each stage that installs a git+ requirement (directly, through ``-r``/``-c`` files or a
+    pyproject) has git before it; staging installs it, so a finding is a staging bug."""
     df = _parsed(stage_dir)
-    if df is None:
-        return
-    for stage in df.stages:
-        has_git = _git_at_start(df, stage)
-        for instr in df.stage_instructions(stage)[1:]:
-            if instr.cmd != "RUN":
-                continue
-            if _GIT_INSTALL.search(_shell_text(instr)):
-                has_git = True
-                continue
-            need = None if has_git else _git_dependency(df, stage, instr, stage_dir)
-            if need:
-                yield Finding(
-                    "git-for-git-deps",
-                    DOCKERFILE,
-                    instr.start_line,
-                    f"stage {stage.name or stage.index} installs {need} but has no git",
-                    f"install git earlier in the stage: {INSTALL_GIT}",
-                )
+    for stage, instr, need in gitdeps.missing_git(df, stage_dir) if df is not None else ():
+        yield Finding(
+            "git-for-git-deps",
+            DOCKERFILE,
+            instr.start_line,
+            f"stage {stage.name or stage.index} installs {need} but has no git",
+            f"install git earlier in the stage: {gitdeps.APT_GIT}",
+        )
 
 
 def check_copies(stage_dir: Path) -> Iterator[Finding]:
@@ -148,8 +130,11 @@ def check_cmd_form(stage_dir: Path) -> Iterator[Finding]:
 
 
 def check_from(stage_dir: Path) -> Iterator[Finding]:
+    """Every FROM is a literal, valid image reference (or an earlier stage, or scratch)."""
     df = _parsed(stage_dir)
-    for stage in df.stages if df is not None else ():
+    if df is None:
+        return
+    for stage in df.stages:
         if "$" in stage.base:
             yield Finding(
                 "from-unresolved",
@@ -159,6 +144,22 @@ def check_from(stage_dir: Path) -> Iterator[Finding]:
                 "(BASE_IMAGE arrives empty)",
                 "write the literal image, or add a plugin fix for this env's base image",
             )
+        elif not _names_stage(df, stage) and stage.base.lower() != "scratch":
+            try:
+                check_image(stage.base, "FROM")
+            except UsageError as exc:
+                yield Finding(
+                    "from-unresolved",
+                    DOCKERFILE,
+                    stage.first.start_line,
+                    exc.message,
+                    "write a valid image reference (name[:tag][@digest]) in the env's Dockerfile",
+                )
+
+
+def _names_stage(df: Dockerfile, stage: Stage) -> bool:
+    """True if the stage is built FROM an earlier stage of the file."""
+    return df.parent(stage) is not None
 
 
 def check_readme(stage_dir: Path) -> Iterator[Finding]:
@@ -166,6 +167,8 @@ def check_readme(stage_dir: Path) -> Iterator[Finding]:
     if not path.is_file():
         yield Finding("readme-metadata", README, None, "no README.md", "stage the env again")
         return
+    from releaselib.edit.readme import metadata_problems  # lazily: it loads huggingface_hub
+
     for line, problem in metadata_problems(path.read_text(encoding="utf-8")):
         yield Finding(
             "readme-metadata", README, line, problem, "fix the README front matter in the env"
@@ -180,10 +183,6 @@ def _parsed(stage_dir: Path) -> Dockerfile | None:
         return Dockerfile.parse((stage_dir / DOCKERFILE).read_text(encoding="utf-8"), DOCKERFILE)
     except (OSError, UnicodeDecodeError, StageError):
         return None
-
-
-def _shell_text(instr: Instruction) -> str:
-    return " ".join(instr.value)
 
 
 def _python_path_line(df: Dockerfile) -> int:
@@ -201,48 +200,6 @@ def _python_path_line(df: Dockerfile) -> int:
     return df.final_stage.first.start_line
 
 
-def _in_tree(df: Dockerfile, stage: Stage, path: str, root: Path) -> Path | None:
-    """The staged-tree path that lands at ``path`` in ``stage``'s image, if one does.
-
-    Follows the stage's COPYs, latest first, back through ``--from=<stage>`` and FROM <stage>.
-    """
-    for copy in reversed(df.copies(stage)):
-        rest = _relative(path, copy.target)
-        if rest is None:
-            continue
-        for source in reversed(copy.sources):
-            found = _source_path(df, copy, source, rest, root)
-            if found is not None:
-                return found
-    parent = df.parent(stage)
-    return _in_tree(df, parent, path, root) if parent is not None else None
-
-
-def _source_path(df: Dockerfile, copy: Copy, source: str, rest: str, root: Path) -> Path | None:
-    if copy.from_ is not None:
-        try:
-            origin = df.stage(copy.from_)
-        except KeyError:
-            return None  # copied out of an image: nothing of the tree
-        return _in_tree(df, origin, posixpath.join("/", source, rest).rstrip("/"), root)
-    base = root / source.lstrip("/")
-    if base.is_dir():
-        candidate = base / rest if rest else base
-    elif rest in ("", base.name):  # a file copied to that path, or into that directory
-        candidate = base
-    else:
-        return None
-    return candidate if candidate.exists() else None
-
-
-def _relative(path: str, target: str) -> str | None:
-    path, target = posixpath.normpath(path), posixpath.normpath(target)
-    if path == target:
-        return ""
-    prefix = target.rstrip("/") + "/"
-    return path[len(prefix) :] if path.startswith(prefix) else None
-
-
 def _top_level_modules(directory: Path) -> Iterator[tuple[Path, str]]:
     """(path, module name) for each module or regular package directly in ``directory``."""
     for child in sorted(directory.iterdir()):
@@ -250,67 +207,6 @@ def _top_level_modules(directory: Path) -> Iterator[tuple[Path, str]]:
             yield child, child.stem
         elif child.is_dir() and (child / "__init__.py").is_file():
             yield child, child.name
-
-
-def _git_at_start(df: Dockerfile, stage: Stage) -> bool:
-    """True if the stage starts with git: its parent stage installed it, or its base has it."""
-    parent = df.parent(stage)
-    if parent is not None:
-        return _git_at_start(df, parent) or any(
-            _GIT_INSTALL.search(_shell_text(i))
-            for i in df.stage_instructions(parent)
-            if i.cmd == "RUN"
-        )
-    return _base_ships_git(df.resolved_base(stage))
-
-
-def _base_ships_git(image: str) -> bool:
-    """Kept simple: the full ``python`` and ``buildpack-deps`` images (Debian with scm tools)
-    ship git; slim, alpine and curl variants, openenv-base and anything else are assumed not to."""
-    name, _, tag = image.partition(":")
-    name = name.removeprefix("docker.io/").removeprefix("library/")
-    return name in ("python", "buildpack-deps") and not re.search(
-        r"slim|alpine|curl|windows|nanoserver", tag
-    )
-
-
-def _git_dependency(df: Dockerfile, stage: Stage, instr: Instruction, root: Path) -> str | None:
-    """What in this RUN needs git: a git+ URL, or a local project with a git+ dependency."""
-    text = _shell_text(instr)
-    url = _GIT_URL.search(text)
-    if url:
-        return url.group()
-    workdir = df.workdir(stage, at=instr) or "/"
-    projects = [workdir] if _UV_SYNC.search(text) else []
-    for match in _PIP_INSTALL.finditer(text):
-        words = [w.split("[")[0] for w in match.group(1).split()]
-        projects += [posixpath.join(workdir, w) for w in words if w.startswith((".", "/"))]
-    for project in projects:
-        found = _in_tree(df, stage, posixpath.normpath(project), root)
-        if found is None or not (found / "pyproject.toml").is_file():
-            continue
-        dependency = _git_requirement(found / "pyproject.toml")
-        if dependency:
-            return f"{(found / 'pyproject.toml').relative_to(root).as_posix()}'s {dependency}"
-    return None
-
-
-def _git_requirement(pyproject: Path) -> str | None:
-    """The first git+ dependency or git source of a pyproject, if any."""
-    try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None
-    requirements = list(data.get("project", {}).get("dependencies", []))
-    for group in data.get("dependency-groups", {}).values():
-        requirements += group
-    for requirement in requirements:
-        if isinstance(requirement, str) and _GIT_URL.search(requirement):
-            return f"dependency {requirement!r}"
-    for name, source in data.get("tool", {}).get("uv", {}).get("sources", {}).items():
-        if isinstance(source, dict) and "git" in source:
-            return f"uv source {name} (git)"
-    return None
 
 
 def _context_sources(copy: Copy) -> list[str]:

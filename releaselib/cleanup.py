@@ -19,6 +19,7 @@ from releaselib.hub import Hub, RemoteSpace
 from releaselib.plugins import PluginRegistry
 from releaselib.promote import Promotion, promote
 from releaselib.records import Verdict
+from releaselib.space_ids import CandidateId
 
 Action = Literal["archive", "delete"]
 Status = Literal["done", "planned", "clean", "kept", "failed"]
@@ -81,8 +82,7 @@ def _clean_one(
 ) -> Cleanup:
     candidate = decisions[0].candidate
     base = Cleanup(env, candidate, action, "kept")
-    name = candidate.partition("/")[2]
-    if not config.suffix or not name.endswith(config.suffix) or candidate in {
+    if CandidateId.parse(candidate, config.suffix) is None or candidate in {
         d.target for d in decisions
     }:
         return replace(base, reason=f"{candidate} is not a version-suffixed candidate")

@@ -7,7 +7,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from docker_image import reference
+
 from releaselib.errors import UsageError
+from releaselib.space_ids import CandidateId, check_suffix
 
 DEFAULT_NAMESPACE = "openenv"
 DEFAULT_BASE_REPO = "ghcr.io/huggingface/openenv-base"
@@ -27,6 +30,29 @@ def check_version(version: str) -> str:
     return version
 
 
+def normalise_version(version: str) -> tuple[str, str | None]:
+    """``v0.2.2`` -> ``0.2.2`` (the suffix, tags and pins use the bare version), with a note
+    saying so; any other valid version as it is. A sha-looking version stays a version."""
+    check_version(version)
+    if version[:1] in "vV" and version[1:2].isdigit():
+        bare = version[1:]
+        return bare, f"--version {version} normalised to {bare} (the git tag is still looked up)"
+    return version, None
+
+
+def check_image(image: str, what: str) -> tuple[str, str | None, str | None]:
+    """(name, tag, digest) of an image reference, parsed as Docker's distribution does;
+    UsageError naming ``what`` when it is not one."""
+    try:
+        parsed = reference.Reference.parse(image)
+    except Exception as exc:  # the parser raises its own exception classes, one per problem
+        raise UsageError(
+            f"{what} {image!r} is not a valid image reference ({exc})",
+            remedy="use e.g. ghcr.io/huggingface/openenv-base (lowercase, no spaces)",
+        ) from None
+    return str(parsed["name"]), parsed["tag"], parsed["digest"]
+
+
 def space_suffix(version: str) -> str:
     """``-<version>`` with a leading v dropped and characters other than alphanumerics and
     dots turned into ``-`` (``v0.2.2`` -> ``-0.2.2``)."""
@@ -38,7 +64,16 @@ def base_image(repo: str = DEFAULT_BASE_REPO, sha: str | None = None) -> str:
     """The literal base image a staged Dockerfile starts from."""
     if sha is not None and not SHA_RE.match(sha.removeprefix("sha-")):
         raise UsageError(f"--base-sha {sha!r} is not a hex sha", remedy="pass 7-64 hex digits")
-    return f"{repo}:{sha or 'latest'}"
+    name, tag, digest = check_image(repo, "--base-image")
+    if tag or digest:
+        raise UsageError(
+            f"--base-image {repo!r} already has a {'tag' if tag else 'digest'} "
+            f"({tag or digest}); the tag comes from --base-sha (default latest)",
+            remedy=f"pass --base-image {name}" + (f" --base-sha {tag}" if tag else ""),
+        )
+    image = f"{repo}:{sha or 'latest'}"
+    check_image(image, "the base image")
+    return image
 
 
 @dataclass(frozen=True)
@@ -70,8 +105,12 @@ class ReleaseConfig:
     hub_endpoint: str | None = None
     jobs: int = 4
 
-    def space_id(self, env: str) -> str:
-        return f"{self.namespace}/{env}{self.suffix}"
+    def __post_init__(self) -> None:
+        check_suffix(self.suffix)
+
+    def space_id(self, env: str) -> CandidateId:
+        """``env``'s candidate Space of this release."""
+        return CandidateId.of(self.namespace, env, self.suffix)
 
     def with_(self, **changes: Any) -> ReleaseConfig:
         return replace(self, **changes)

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console
+from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 
 from releaselib.config import RefResolution, ReleaseConfig
-from releaselib.deploy import Deployed
 from releaselib.plugins import PluginRegistry
 from releaselib.records import EnvSpec, StagedSpace
-from releaselib.stage import CREDENTIALS_WHY
-from releaselib.status import COLUMNS, Cell, Row
+
+if TYPE_CHECKING:  # what deploy, stage and status import is loaded only when they print
+    from releaselib.deploy import Deployed
+    from releaselib.status import Row
 
 OK = "[green]ok[/]"
 FAILED = "[red]FAILED[/]"
@@ -39,10 +45,17 @@ def print_tuple(console: Console, config: ReleaseConfig, resolution: RefResoluti
         table.add_row(f"[bold]{key}[/]", value)
     console.print(table)
     if resolution.warning:
-        console.print(f"[yellow]warning:[/] {resolution.warning}")
+        warn(console, resolution.warning)
+
+
+def warn(console: Console, text: str) -> None:
+    """One warning, one line: the terminal wraps it, never rich at a width it guessed."""
+    console.print(f"[yellow]warning:[/] {text}", soft_wrap=True)
 
 
 def print_staged(console: Console, staged: Sequence[StagedSpace]) -> None:
+    from releaselib.stage import CREDENTIALS_WHY
+
     table = Table(title="staged")
     for column in ("env", "space", "fixes", "checks", "files", "bytes", "result"):
         table.add_column(
@@ -61,7 +74,17 @@ def print_staged(console: Console, staged: Sequence[StagedSpace]) -> None:
             OK if s.ok else FAILED,
         )
     console.print(table)
+    if any(not s.git for s in staged):
+        console.print(
+            "[yellow]warning:[/] the checkout is no git repository: staged as it is, "
+            "untracked files included",
+            soft_wrap=True,
+        )
     for s in staged:
+        if s.worktree:
+            console.print(s.worktree, soft_wrap=True)
+        for f in s.allowed_secrets:
+            console.print(f"{s.env}: allowed secret {f} ({f.allowed_by})", soft_wrap=True)
         for change in s.changes:
             if change.why == CREDENTIALS_WHY:
                 console.print(f"{s.env}: left out {change.file} ({change.why})", soft_wrap=True)
@@ -99,12 +122,53 @@ def print_plugins(console: Console, rows: Sequence[dict[str, object]]) -> None:
     console.print(table)
 
 
-def deploy_line(d: Deployed) -> str:
-    """One progress line as each env finishes deploying."""
+def deploy_status(d: Deployed) -> str:
+    """How an env's deploy ended, for its row of the progress display."""
     if not d.ok:
-        return f"[red]✗[/] {d.space_id}: {d.error}"
-    what = "unchanged" if d.unchanged else f"commit {(d.commit or '')[:12]}"
-    return f"[green]✓[/] {d.space_id}: {'created, ' if d.created else ''}{what}"
+        return f"failed: {d.error}"
+    what = "unchanged" if d.unchanged else f"committed {(d.commit or '')[:12]}"
+    return f"{'created, ' if d.created else ''}{what}"
+
+
+STATUS_STYLE = {"staging": "cyan", "staged": "cyan", "uploading": "yellow", "failed": "red"}
+
+
+class DeployBoard:
+    """deploy's progress, one row per Space: staging, uploading N files / bytes, then the
+    commit or unchanged. A live table (like verify's) when ``live``; else each change is one
+    plain line on stderr, for logs and for runs whose stdout carries JSON."""
+
+    def __init__(self, console: Console, space_ids: Sequence[str], *, live: bool) -> None:
+        self.status = dict.fromkeys(space_ids, "waiting")
+        self.lock = threading.Lock()
+        self.live = (
+            Live(get_renderable=self.render, console=console, transient=True) if live else None
+        )
+
+    def __enter__(self) -> DeployBoard:
+        if self.live is not None:
+            self.live.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live is not None:
+            self.live.stop()
+
+    def update(self, space_id: str, text: str) -> None:
+        with self.lock:
+            self.status[space_id] = text
+        if self.live is None:
+            print(f"deploy {space_id}: {text}", file=sys.stderr, flush=True)
+
+    def render(self) -> Table:
+        table = Table(title="deploying", box=None)
+        table.add_column("space")
+        table.add_column("status")
+        with self.lock:
+            for space_id, text in self.status.items():
+                style = STATUS_STYLE.get(text.split(" ")[0].rstrip(":"), "green")
+                table.add_row(space_id, f"[{style}]{escape(text)}[/]")
+        return table
 
 
 def print_deployed(console: Console, results: Sequence[Deployed], *, dry_run: bool) -> None:
@@ -151,22 +215,22 @@ def print_deployed(console: Console, results: Sequence[Deployed], *, dry_run: bo
     for d in results:
         if d.error:
             console.print(f"[red]error:[/] {d.error}", soft_wrap=True)
-        elif d.plan and d.plan.note:
-            console.print(f"[yellow]note:[/] {d.space_id}: {d.plan.note}")
-
-
-CELL_STYLE = {Cell.DONE: "green", Cell.FAILED: "red", Cell.PENDING: "yellow", Cell.SKIPPED: "dim"}
+        elif note := d.note or (d.plan.note if d.plan else None):
+            console.print(f"[yellow]note:[/] {d.space_id}: {note}")
 
 
 def print_board(console: Console, rows: Sequence[Row]) -> None:
     """The status board: env x step with symbols and colours, then each env's runtime stage
     and next action."""
+    from releaselib.status import COLUMNS, Cell
+
+    style = {Cell.DONE: "green", Cell.FAILED: "red", Cell.PENDING: "yellow", Cell.SKIPPED: "dim"}
     table = Table(title="status", box=box.SIMPLE_HEAD, pad_edge=False, padding=0)
     table.add_column("env", no_wrap=True)
     for column in COLUMNS:
         table.add_column(column, justify="center", min_width=len(column))
     for row in rows:
-        cells = [f"[{CELL_STYLE[row.cells[c]]}]{row.cells[c].value}[/]" for c in COLUMNS]
+        cells = [f"[{style[row.cells[c]]}]{row.cells[c].value}[/]" for c in COLUMNS]
         table.add_row(row.env, *cells)
     console.print(table)
     console.print("✓ done  ✗ failed  · pending  - does not apply")

@@ -1,24 +1,35 @@
 """Deploy staged trees as private, version-suffixed candidate Spaces, sending only what changed.
 
-For each env: ensure the docker Space (creating it private unless the release is public, and
-enforcing that visibility on a Space that already existed), diff the staged manifest against
-the Space's files by git blob id, and make one commit with the changed files and the deletions
-of files the staged tree no longer has (``.gitattributes`` kept). An unchanged tree makes no
-commit. Envs deploy in parallel; one failing env never stops the others.
+For each env: ensure the docker Space, diff the staged manifest against the Space's files by
+git blob id, and make one commit with the changed files and the deletions of files the staged
+tree no longer has (``.gitattributes`` kept). An unchanged tree makes no commit. Envs deploy in
+parallel; one failing env never stops the others.
+
+Fences, by construction: every target is a ``CandidateId`` (a non-empty suffix, or a
+``--repo-id`` checked against the canonicals), and every target is checked against the
+release's ``Canonicals`` before anything is written, so deploy never writes a canonical Space.
+Visibility is set only when deploy creates the Space (private unless the release is public);
+an existing Space keeps its visibility, and a difference is reported, never changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from releaselib import __version__
 from releaselib.config import ReleaseConfig
-from releaselib.errors import AuthError, ReleaseError, UsageError
+from releaselib.discover import discover_envs
+from releaselib.errors import AuthError, ReleaseError, UnreachableError, UsageError
 from releaselib.hub import KEEP_REMOTE, Hub, RemoteFile, RemoteSpace
-from releaselib.records import SPACE_ID, StagedSpace
+from releaselib.plugins import PluginRegistry
+from releaselib.records import StagedSpace
+from releaselib.space_ids import CandidateId, Canonicals
+
+#: ``(space_id, what is happening)``: deploy's progress, for a live display or a log line
+Progress = Callable[[str, str], None]
 
 
 @dataclass(frozen=True)
@@ -30,7 +41,7 @@ class DeployPlan:
     add: tuple[str, ...] = ()
     change: tuple[str, ...] = ()
     delete: tuple[str, ...] = ()
-    visibility: str | None = None  # e.g. "public -> private"
+    visibility: str | None = None  # e.g. "public (kept)": differs from the release's
     note: str | None = None
 
     @property
@@ -61,7 +72,7 @@ class Deployed:
     unchanged: bool = False
     files_sent: int = 0
     bytes_sent: int = 0
-    visibility_changed: bool = False
+    note: str | None = None  # e.g. an existing Space's visibility, kept as it is
     error: str | None = None
     plan: DeployPlan | None = None
 
@@ -80,7 +91,7 @@ class Deployed:
             unchanged=self.unchanged,
             files_sent=self.files_sent,
             bytes_sent=self.bytes_sent,
-            visibility_changed=self.visibility_changed,
+            note=self.note,
             error=self.error,
         )
         if self.plan is not None:
@@ -88,19 +99,38 @@ class Deployed:
         return data
 
 
-def check_repo_id(repo_id: str, envs: Sequence[str]) -> str:
-    """``--repo-id`` is allowed with exactly one env and must be owner/name."""
+def canonical_fence(config: ReleaseConfig, registry: PluginRegistry) -> Canonicals:
+    """The release's canonical Spaces: ``<namespace>/<env>`` of every env in the checkout (and
+    every env a plugin profiles) and every canonical target a plugin declares."""
+    profiles = registry.profiles()
+    targets = (t.repo for owned in profiles.values() for t in owned.record.targets)
+    envs = [*(s.name for s in discover_envs(config.repo)), *profiles]
+    return Canonicals.of(envs, targets)
+
+
+def check_repo_id(repo_id: str, envs: Sequence[str], fence: Canonicals) -> CandidateId:
+    """``--repo-id`` is allowed with exactly one env, must be owner/name and never a
+    canonical Space."""
     if len(envs) != 1:
         raise UsageError(
             f"--repo-id {repo_id} needs exactly one --env (got {len(envs)})",
             remedy="pass one --env with --repo-id",
         )
-    if not SPACE_ID.match(repo_id):
-        raise UsageError(
-            f"--repo-id {repo_id!r} is not owner/name",
-            remedy="e.g. --repo-id openenv/echo_env-0.2.2",
-        )
-    return repo_id
+    return CandidateId.given(repo_id, fence)
+
+
+def targets(
+    config: ReleaseConfig,
+    staged: Iterable[StagedSpace],
+    fence: Canonicals,
+    repo_id: CandidateId | None = None,
+) -> list[CandidateId]:
+    """Each staged env's candidate (or ``repo_id``); UsageError, before anything is written,
+    when any of them is a canonical Space."""
+    ids = [repo_id or config.space_id(s.env) for s in staged]
+    for space_id in ids:
+        fence.refuse(space_id)
+    return ids
 
 
 def diff(
@@ -117,13 +147,19 @@ def diff(
     return add, change, delete
 
 
-def visibility_change(space: RemoteSpace, private: bool) -> str | None:
+def kept_visibility(space: RemoteSpace, private: bool) -> str | None:
+    """A note when an existing Space's visibility differs from the release's: deploy sets
+    visibility only on a Space it creates, and never changes one it did not create."""
     if space.private is None or space.private == private:
         return None
-    return f"{'private' if space.private else 'public'} -> {'private' if private else 'public'}"
+    held = "private" if space.private else "public"
+    return (
+        f"{held}, and stays {held}: deploy sets visibility only on Spaces it creates; "
+        "change it on the Hub if you mean to"
+    )
 
 
-def plan(hub: Hub, staged: StagedSpace, space_id: str, *, private: bool) -> DeployPlan:
+def plan(hub: Hub, staged: StagedSpace, space_id: CandidateId, *, private: bool) -> DeployPlan:
     """What deploying ``staged`` to ``space_id`` would do, read from the Hub without writing."""
     space = hub.space(space_id)
     if space is None:
@@ -132,7 +168,9 @@ def plan(hub: Hub, staged: StagedSpace, space_id: str, *, private: bool) -> Depl
             space_id, exists=False if hub.has_token else None, add=tuple(staged.manifest), note=note
         )
     add, change, delete = diff(staged, hub.remote_files(space_id))
-    return DeployPlan(space_id, True, add, change, delete, visibility_change(space, private))
+    kept = kept_visibility(space, private)
+    visibility = f"{'private' if space.private else 'public'} (kept)" if kept else None
+    return DeployPlan(space_id, True, add, change, delete, visibility, kept)
 
 
 def commit_message(config: ReleaseConfig, env: str) -> str:
@@ -142,8 +180,18 @@ def commit_message(config: ReleaseConfig, env: str) -> str:
     )
 
 
-def deploy_one(hub: Hub, config: ReleaseConfig, staged: StagedSpace, space_id: str) -> Deployed:
-    """Deploy one staged env; a Hub failure is returned in the record, never raised."""
+def deploy_one(
+    hub: Hub,
+    config: ReleaseConfig,
+    staged: StagedSpace,
+    space_id: CandidateId,
+    fence: Canonicals,
+    on_progress: Progress | None = None,
+) -> Deployed:
+    """Deploy one staged env; a Hub failure is returned in the record, never raised. A
+    canonical ``space_id`` is a UsageError, raised before anything is written.
+    ``on_progress(space_id, what)`` hears of the upload before it starts."""
+    fence.refuse(space_id)
     if not staged.ok:
         return Deployed(staged, space_id, error=staged.error or f"{staged.env}: staging failed")
     try:
@@ -152,11 +200,7 @@ def deploy_one(hub: Hub, config: ReleaseConfig, staged: StagedSpace, space_id: s
         if created:
             hub.create_space(space_id, private=config.private)
             space = hub.space(space_id)
-        changed_visibility = (
-            space is not None and visibility_change(space, config.private) is not None
-        )
-        if changed_visibility:
-            hub.set_private(space_id, config.private)
+        note = kept_visibility(space, config.private) if space is not None else None
         add, change, delete = diff(staged, hub.remote_files(space_id))
         upload = add + change
         if not upload and not delete:
@@ -166,8 +210,11 @@ def deploy_one(hub: Hub, config: ReleaseConfig, staged: StagedSpace, space_id: s
                 created=created,
                 head=space.sha if space is not None else None,
                 unchanged=True,
-                visibility_changed=changed_visibility,
+                note=note,
             )
+        if on_progress is not None:
+            sent = sum(staged.manifest[p][1] for p in upload)
+            on_progress(space_id, f"uploading {len(upload)} files, {sent:,} bytes")
         sha = hub.commit(
             space_id,
             staged.staged_dir,
@@ -188,7 +235,7 @@ def deploy_one(hub: Hub, config: ReleaseConfig, staged: StagedSpace, space_id: s
         head=sha,
         files_sent=len(upload),
         bytes_sent=sum(staged.manifest[p][1] for p in upload),
-        visibility_changed=changed_visibility,
+        note=note,
     )
 
 
@@ -197,35 +244,46 @@ def deploy_all(
     config: ReleaseConfig,
     staged: Sequence[StagedSpace],
     *,
-    repo_id: str | None = None,
+    fence: Canonicals,
+    repo_id: CandidateId | None = None,
     on_done: Callable[[Deployed], None] | None = None,
+    on_progress: Progress | None = None,
 ) -> list[Deployed]:
     """Deploy every staged env with ``config.jobs`` in parallel, in input order."""
+    ids = targets(config, staged, fence, repo_id)
     hub.whoami()  # a missing or rejected token is one clear error before any upload
 
-    def one(s: StagedSpace) -> Deployed:
-        result = deploy_one(hub, config, s, repo_id or s.space_id)
+    def one(s: StagedSpace, space_id: CandidateId) -> Deployed:
+        result = deploy_one(hub, config, s, space_id, fence, on_progress)
         if on_done is not None:
             on_done(result)
         return result
 
     with ThreadPoolExecutor(max_workers=config.jobs) as pool:
-        return list(pool.map(one, staged))
+        return list(pool.map(one, staged, ids))
 
 
 def plan_all(
-    hub: Hub, config: ReleaseConfig, staged: Sequence[StagedSpace], *, repo_id: str | None = None
+    hub: Hub,
+    config: ReleaseConfig,
+    staged: Sequence[StagedSpace],
+    *,
+    fence: Canonicals,
+    repo_id: CandidateId | None = None,
 ) -> list[Deployed]:
-    """Dry run: the plan per Space, read-only; works without a token for public Spaces."""
+    """Dry run: the plan per Space, read-only; works without a token for public Spaces. A
+    canonical target is refused as it would be by ``deploy_all``."""
+    ids = targets(config, staged, fence, repo_id)
 
-    def one(s: StagedSpace) -> Deployed:
-        space_id = repo_id or s.space_id
+    def one(s: StagedSpace, space_id: CandidateId) -> Deployed:
         if not s.ok:
             return Deployed(s, space_id, error=s.error)
         try:
             return Deployed(s, space_id, plan=plan(hub, s, space_id, private=config.private))
+        except UnreachableError:
+            raise  # the step fails as a whole, with one error naming the endpoint
         except ReleaseError as exc:
             return Deployed(s, space_id, error=f"{s.env}: {exc.one_line()}")
 
     with ThreadPoolExecutor(max_workers=config.jobs) as pool:
-        return list(pool.map(one, staged))
+        return list(pool.map(one, staged, ids))

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import re
 
-from huggingface_hub import get_token
-
 TOKEN_VARS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
 HF_TOKEN_RE = re.compile(r"hf_[A-Za-z0-9]{30,}")
 REDACTED = "hf_***"
@@ -14,6 +12,8 @@ REDACTED = "hf_***"
 
 def redact(text: str) -> str:
     """``text`` with the configured Hub tokens, and anything shaped like one, as ``hf_***``."""
+    from huggingface_hub import get_token  # lazily: the CLI starts without huggingface_hub
+
     for secret in {*(os.environ.get(name) for name in TOKEN_VARS), get_token()}:
         if secret and len(secret) >= 8:  # a shorter one would match by chance
             text = text.replace(secret, REDACTED)
@@ -57,6 +57,10 @@ class StageError(ReleaseError):
 
 class HubError(ReleaseError):
     """The Hub refused or failed a request."""
+
+
+class UnreachableError(HubError):
+    """No connection to the Hub at all: the step fails as a whole, not env by env."""
 
 
 class AuthError(HubError):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from releaselib.records import Check, EnvProfile, Fix, Probe, Signature
+    from releaselib.records import AllowedSecret, Check, EnvProfile, Fix, Probe, Signature
 
 PROJECT = "openenv_release"
 
@@ -51,6 +51,29 @@ def openenv_release_probes(env: str) -> Iterable[Probe]:
     """Probes the verifier sends to ``env`` instead of schema-derived ones; ``()`` if none.
 
     :param env: the env directory name.
+    """
+    return ()
+
+
+@hookspec
+def openenv_release_allowed_secrets(env: str) -> Iterable[AllowedSecret]:
+    """Known false positives of the secret scan in ``env``'s files; return ``()`` for envs you
+    don't own.
+
+    Staging scans every file it takes by content; a finding fails the env unless an
+    ``AllowedSecret`` matches its file (an fnmatch pattern, checkout-relative) and, when given,
+    its kind. An allowed finding is recorded in the ledger and the briefing with ``why``.
+
+    :param env: the env directory name.
+
+    Example::
+
+        @hookimpl
+        def openenv_release_allowed_secrets(env):
+            if env != "my_env":
+                return ()
+            return (AllowedSecret("envs/my_env/docs/auth.md", why="AWS's documented example key",
+                                  kind="AWS Access Key"),)
     """
     return ()
 

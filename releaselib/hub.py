@@ -37,7 +37,7 @@ from huggingface_hub.errors import (
 from huggingface_hub.utils._http import hf_request_event_hook
 from huggingface_hub.utils.tqdm import tqdm as hf_tqdm
 
-from releaselib.errors import AuthError, HubError
+from releaselib.errors import AuthError, HubError, UnreachableError
 from releaselib.retry import RETRY_STATUSES, RetryingTransport, RetryPolicy
 
 KEEP_REMOTE = frozenset({".gitattributes"})
@@ -99,6 +99,15 @@ def status_of(exc: Exception) -> int | None:
     return response.status_code if response is not None else None
 
 
+def endpoint_of(exc: httpx2.TransportError) -> str | None:
+    """``scheme://host[:port]`` of the request that failed, when the error knows it."""
+    try:
+        url = exc.request.url
+    except RuntimeError:  # raised without a request
+        return None
+    return f"{url.scheme}://{url.netloc.decode()}"
+
+
 def hub_error(what: str, exc: Exception) -> HubError:
     """A one-line error for a failed Hub call about ``what`` (a Space id or an action)."""
     if isinstance(exc, HfHubHTTPError):
@@ -124,9 +133,11 @@ def hub_error(what: str, exc: Exception) -> HubError:
             f"{what}: Hub answered {status}: {detail}", remedy="rerun; the step resumes"
         )
     if isinstance(exc, httpx2.TransportError):
-        return HubError(
-            f"{what}: cannot reach the Hub ({type(exc).__name__})",
-            remedy="check --hub-endpoint and the network",
+        at = f" at {endpoint}" if (endpoint := endpoint_of(exc)) else ""
+        kind = UnreachableError if isinstance(exc, httpx2.ConnectError) else HubError
+        return kind(
+            f"{what}: cannot reach the Hub{at} ({type(exc).__name__})",
+            remedy="check --hub-endpoint or HF_ENDPOINT, and the network",
         )
     if isinstance(exc, json.JSONDecodeError):
         return HubError(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from releaselib.records import SPACE_ID
 from releaselib.refs import resolve_ref
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
+from releaselib.space_ids import check_suffix
 
 ENV_PREFIX = "OPENENV_RELEASE_"
 #: The checkout's folders that staging reads (with the root pyproject.toml).
@@ -40,6 +41,7 @@ class Options:
     hub_endpoint: str | None = None
     hub_tag: str | None = None
     remote: str | None = None
+    ref: str | None = None
     private: bool | None = None
     jobs: int | None = None
 
@@ -53,6 +55,22 @@ def pick(name: str, flag: Any, configured: Mapping[str, Any], default: Any = Non
         return env
     if configured.get(name) is not None:
         return configured[name]
+    return default
+
+
+def pick_suffix(flag: str | None, configured: Mapping[str, Any], default: str) -> str:
+    """The suffix from the flag, ``OPENENV_RELEASE_SUFFIX`` or the config file, else
+    ``default``. A source that is set but empty or blank is not skipped: it is a UsageError
+    naming that source, since an empty suffix would make a candidate a canonical Space."""
+    var = ENV_PREFIX + "SUFFIX"
+    sources = (
+        ("--suffix {!r}", flag),
+        (var + "={!r}", os.environ.get(var)),
+        ("invoke config release.suffix {!r}", configured.get("suffix")),
+    )
+    for where, value in sources:
+        if value is not None:
+            return check_suffix(str(value), where.format(str(value)))
     return default
 
 
@@ -81,15 +99,15 @@ def check_namespace(flag: str, value: str) -> str:
     return value
 
 
-def check_jobs(value: object) -> int:
-    """``--jobs`` as a positive int (flags, variables and config files give strings)."""
+def check_jobs(value: object, flag: str = "--jobs") -> int:
+    """``flag`` as a positive int (flags, variables and config files give strings)."""
     try:
         jobs = int(str(value))
     except ValueError:
         jobs = 0
     if jobs < 1:
         raise UsageError(
-            f"--jobs {value!r} must be a whole number, at least 1", remedy="e.g. --jobs 4"
+            f"{flag} {value!r} must be a whole number, at least 1", remedy=f"e.g. {flag} 4"
         )
     return jobs
 
@@ -124,18 +142,25 @@ def build_config(
     conf = configured or {}
     repo = find_repo(pick("repo", options.repo, conf))
     checkout_dist, checkout_version = checkout_project(repo)
-    version = cfg.check_version(str(pick("version", options.version, conf, checkout_version)))
-    suffix = str(pick("suffix", options.suffix, conf, cfg.space_suffix(version)))
-    if not SPACE_ID.match(f"x/x{suffix}"):
-        raise UsageError(
-            f"--suffix {suffix!r} would make an invalid Space name", remedy="use e.g. -0.2.2"
-        )
+    version, version_note = cfg.normalise_version(
+        str(pick("version", options.version, conf, checkout_version))
+    )
+    suffix = pick_suffix(options.suffix, conf, cfg.space_suffix(version))
     base_repo = str(pick("base_image", options.base_image, conf, cfg.DEFAULT_BASE_REPO))
     base_sha = pick("base_sha", options.base_sha, conf)
     remote = str(pick("remote", options.remote, conf, cfg.OPENENV_GIT_URL))
+    ref = pick("ref", options.ref, conf)
     resolution = resolve_ref(
-        version, repo=repo, checkout_dist=checkout_dist, remote=remote, runner=runner
+        version,
+        repo=repo,
+        checkout_dist=checkout_dist,
+        remote=remote,
+        runner=runner,
+        ref=None if ref is None else str(ref),
     )
+    if version_note:
+        warning = f"{version_note}; {resolution.warning}" if resolution.warning else version_note
+        resolution = replace(resolution, warning=warning)
     namespace = check_namespace(
         "--namespace", str(pick("namespace", options.namespace, conf, cfg.DEFAULT_NAMESPACE))
     )

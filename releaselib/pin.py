@@ -6,11 +6,16 @@ line endings stay byte for byte. Every OpenEnv requirement (``openenv`` or ``ope
 any extras, markers kept as written) in ``project.dependencies``, each optional-dependencies
 list and each dependency group is rewritten. Decisions:
 
-- Pinning adds ``<V`` (V normalised by packaging: ``v0.2.2`` -> ``0.2.2``). A clause whose lowest
-  admitted version is not below V (``>=V``, ``~=V``, ``==V``, ``>=V.dev0`` when V is final) would
-  make the requirement unsatisfiable, so it is dropped and named in the change's ``why``;
-  every other clause stays (``>=0.2.0`` -> ``>=0.2.0,<0.2.2``; ``<0.3`` stays, so lifting gives
-  it back). A requirement that already admits nothing at or above V is left alone: idempotent.
+- Pinning adds ``<V`` (V normalised by packaging: ``v0.2.2`` -> ``0.2.2``); every clause stays
+  (``>=0.2.0`` -> ``>=0.2.0,<0.2.2``; ``<0.3`` stays, so lifting gives it back). A requirement
+  that already admits nothing at or above V is left alone: idempotent.
+- When the env's own lower bound is at or above V (``>=V``, ``~=V``, ``==V``, ``>=0.2.3`` for
+  V 0.2.2), ``<V`` would contradict what the env says it needs: pin refuses that env (PinError
+  naming the file, line and clause) and writes nothing.
+- Each requirement pin writes is recorded in ``[tool.openenv-release] pins`` (requirement, what
+  it was, the release), a table tomlkit keeps. Staging recognises these pins (and replaces them
+  with the release's ref like any spec), promote refuses a tree that still carries one
+  (:func:`tool_written_pins`), and lifting removes the entries it lifts.
 - A direct URL cannot carry a version bound. An OpenEnv git URL at no ref, ``main``/``master``
   or a version tag at or above V would install the failed release, so it becomes
   ``<name>[extras]<V`` from the index. A URL at a version tag below V, a commit sha, another
@@ -28,7 +33,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import tomlkit
 from packaging.requirements import InvalidRequirement, Requirement
@@ -37,7 +42,7 @@ from packaging.version import InvalidVersion, Version
 from tomlkit.items import String
 
 from releaselib.edit import deps
-from releaselib.errors import PinError
+from releaselib.errors import PinError, StageError
 from releaselib.files import write_atomic
 from releaselib.records import Change, check_env_name
 from releaselib.shell import Runner
@@ -50,6 +55,9 @@ Rewriter = Callable[[str, Requirement, Version], tuple[str, str] | None]
 # The project name and extras as written, before the version spec, URL or marker.
 _HEAD = re.compile(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*(?:\s*\[[^\]]*\])?")
 _UNBOUNDED_BELOW = frozenset({"<", "<=", "!="})
+PINS_COMMENT = (
+    "Pins written by `openenv-release pin` after failed releases; a later pin lifts them."
+)
 
 
 @dataclass(frozen=True)
@@ -92,12 +100,16 @@ def pin_requirement(spec: str, req: Requirement, version: Version) -> tuple[str,
     clauses = _clauses(spec)
     if any(_caps_below(s, version) for _, s in clauses):
         return None
-    kept = [t for t, s in clauses if _below(_floor(s), version)]
-    dropped = [t for t, s in clauses if not _below(_floor(s), version)]
+    above = [t for t, s in clauses if not _below(_floor(s), version)]
+    if above:
+        raise PinError(
+            f"{spec!r} requires {','.join(above)}, at or above the release {version}; a "
+            f"<{version} pin would contradict it, so this env is not pinned",
+            remedy="the env asks for a later OpenEnv than the release: fix the env or its "
+            "lower bound by hand",
+        )
     why = f"the env failed the {version} release; <{version} keeps installs below it"
-    if dropped:
-        why += f"; dropped {','.join(dropped)}, which admits nothing below {version}"
-    return _with_specifier(spec, [*kept, f"<{version}"]), why
+    return _with_specifier(spec, [t for t, _ in clauses] + [f"<{version}"]), why
 
 
 def lift_requirement(spec: str, req: Requirement, version: Version) -> tuple[str, str] | None:
@@ -184,11 +196,69 @@ def _rewrite(
             seen[spec] += 1
             line = deps.line_of(text, spec, seen[spec])
             req = _openenv_requirement(spec, path, line)
-            result = None if req is None else rewriter(spec, req, version)
+            try:
+                result = None if req is None else rewriter(spec, req, version)
+            except PinError as exc:
+                raise PinError(f"{path}:{line}: {exc.message}", remedy=exc.remedy) from None
             if result is not None:
                 array[index] = deps.string_like(item, result[0])
                 changes.append(Change(path, line, spec, *result))
-    return (tomlkit.dumps(doc) if changes else text), changes
+    if not changes:
+        return text, changes
+    marked = deps.TOOL_TABLE in doc.get("tool", {})
+    _record_pins(doc, changes, version, pinned=rewriter is pin_requirement)
+    new = tomlkit.dumps(doc)
+    if marked and deps.TOOL_TABLE not in doc.get("tool", {}):  # the table is gone: and its gap
+        new = re.sub(r"(\r?\n)(?:\r?\n)+\Z", r"\1", new)
+    if "\r\n" in text and not re.search(r"(?<!\r)\n", text):  # lines tomlkit added get CRLF too
+        new = re.sub(r"(?<!\r)\n", "\r\n", new)
+    return new, changes
+
+
+def _record_pins(doc: Any, changes: list[Change], version: Version, *, pinned: bool) -> None:
+    """Add what pin wrote to ``[tool.openenv-release] pins``, or drop the entries lifted."""
+    tool = doc.get("tool")
+    table = tool.get(deps.TOOL_TABLE) if tool is not None else None
+    if pinned:
+        if tool is None:
+            tool = doc["tool"] = tomlkit.table(is_super_table=True)
+        if table is None:
+            table = tomlkit.table()
+            table.add(tomlkit.comment(PINS_COMMENT))
+            table["pins"] = tomlkit.array().multiline(True)
+            tool[deps.TOOL_TABLE] = table
+        pins: Any = table["pins"]
+        for change in changes:
+            entry = tomlkit.inline_table()
+            entry.update(requirement=change.after, was=change.before, release=str(version))
+            pins.append(entry)
+        return
+    if table is None or not isinstance(table.get("pins"), list):
+        return
+    lifted = {c.before for c in changes}
+    table["pins"] = [e for e in table["pins"] if e.get("requirement") not in lifted]
+    if not table["pins"]:
+        del tool[deps.TOOL_TABLE]
+        if not tool:
+            del doc["tool"]
+
+
+def tool_written_pins(tree: Path, env: str) -> list[str]:
+    """``file: requirement`` for each OpenEnv requirement in a staged tree (its root and
+    ``envs/<env>/`` pyprojects) that is still a pin this tool wrote."""
+    found = []
+    for rel in ("pyproject.toml", f"envs/{env}/pyproject.toml"):
+        file = tree / rel
+        if not file.is_file():
+            continue
+        try:
+            doc = deps.parse_toml(file.read_bytes().decode("utf-8"), rel)
+        except (UnicodeDecodeError, StageError):
+            continue
+        written = deps.tool_pins(doc)
+        for array in deps.requirement_arrays(doc):
+            found += [f"{rel}: {item}" for item in array if str(item) in written]
+    return found
 
 
 def _openenv_requirement(spec: str, path: str, line: int | None) -> Requirement | None:

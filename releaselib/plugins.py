@@ -20,7 +20,15 @@ import pluggy
 
 from releaselib import hookspecs
 from releaselib.errors import PluginError
-from releaselib.records import CanonicalTarget, Check, EnvProfile, Fix, Probe, Signature
+from releaselib.records import (
+    AllowedSecret,
+    CanonicalTarget,
+    Check,
+    EnvProfile,
+    Fix,
+    Probe,
+    Signature,
+)
 
 DISABLE_VAR = "OPENENV_RELEASE_DISABLE_PLUGINS"
 TRACE_VAR = "OPENENV_RELEASE_TRACE_PLUGINS"
@@ -179,6 +187,9 @@ class PluginRegistry:
 
     def probes(self, env: str) -> list[Owned[Probe]]:
         return self._collect("openenv_release_probes", Probe, env=env)
+
+    def allowed_secrets(self, env: str) -> list[Owned[AllowedSecret]]:
+        return self._collect("openenv_release_allowed_secrets", AllowedSecret, env=env)
 
     def checks(self) -> list[Owned[Check]]:
         """Every plugin's static checks; a name defined twice is an error."""

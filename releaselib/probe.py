@@ -1,8 +1,11 @@
 """Runtime probes of a running env server: ``/health``, ``/reset``, and a schema-derived ``/step``.
 
 ``probe_base_url`` answers PASS only when ``POST /reset`` returns an observation and ``POST /step``
-is accepted; ``/health`` alone is never a PASS. A 422 caused by the body we sent is our probe's
-error, not the env's, and comes back INCONCLUSIVE with ``our_error`` set; so does a time-out.
+is accepted; ``/health`` alone is never a PASS. FAIL rests only on an HTTP answer from the
+server: a 5xx or other error status, or a body that is not an observation. Everything on our side
+of the wire (TLS verification, DNS, a proxy, a connection refused or reset before any answer, our
+own time-out, a 401/403 for our token, a 422 naming the body we sent) is INCONCLUSIVE with
+``our_error`` set and a remedy in the reason (see :mod:`releaselib.wire`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+
+from releaselib.wire import wire_problem
 
 BODY_CHARS = 300
 
@@ -52,6 +57,16 @@ class ProbeResult:
     transcript: tuple[Exchange, ...]
     our_error: bool = False
 
+    @property
+    def health_only(self) -> bool:
+        """A FAIL that rests on ``GET /health`` alone: evidence only when every READY domain of
+        a RUNNING Space gives it."""
+        return (
+            self.outcome is Outcome.FAIL
+            and bool(self.transcript)
+            and self.transcript[-1].path == "/health"
+        )
+
     def render(self) -> str:
         """The verdict line followed by the transcript, one request a line."""
         lines = [f"{self.outcome.value}: {self.reason}"]
@@ -83,12 +98,11 @@ class _Session:
         start = time.monotonic()
         try:
             response = self.client.request(method, path, json=body)
-        except httpx.TimeoutException as exc:
-            self._record(method, path, None, f"timed out ({type(exc).__name__})", start)
-            raise _Stop(Outcome.INCONCLUSIVE, f"{method} {path} timed out") from exc
         except httpx.TransportError as exc:
-            self._record(method, path, None, f"{type(exc).__name__}: {exc}", start)
-            raise _Stop(Outcome.FAIL, f"{method} {path}: no answer ({exc})") from exc
+            problem = wire_problem(exc, timeout=self.client.timeout.read)
+            self._record(method, path, None, f"{type(exc).__name__}: {problem.detail}", start)
+            reason = f"{method} {path}: {problem.what} ({problem.detail}); {problem.remedy}"
+            raise _Stop(Outcome.INCONCLUSIVE, reason, our_error=True) from exc
         self._record(method, path, response.status_code, response.text, start)
         try:
             data = response.json()
@@ -149,11 +163,19 @@ def _probe(session: _Session, step_body: Mapping[str, Any] | None) -> str:
 
 
 def _expect_observation(what: str, answer: _Answer, sent: Mapping[str, Any]) -> None:
-    if answer.status == 422:
+    locations = _error_locations(answer.data) if answer.status == 422 else None
+    if locations is not None:
         raise _Stop(
             Outcome.INCONCLUSIVE,
             f"probe error: {what} rejected our body {json.dumps(sent)} "
-            f"({_error_locations(answer.data)}); fix the probe, not the env",
+            f"({locations}); fix the probe (a plugin step body), not the env",
+            our_error=True,
+        )
+    if answer.status in (401, 403):
+        raise _Stop(
+            Outcome.INCONCLUSIVE,
+            f"{what} answered {answer.status}: our token was refused; "
+            "check that HF_TOKEN can read the Space",
             our_error=True,
         )
     if answer.status != 200:
@@ -162,17 +184,18 @@ def _expect_observation(what: str, answer: _Answer, sent: Mapping[str, Any]) -> 
         raise _Stop(Outcome.FAIL, f"{what} answered 200 without an observation")
 
 
-def _error_locations(data: Any) -> str:
-    """The ``loc`` of each validation error in a 422 body, e.g. ``body.action, message``."""
+def _error_locations(data: Any) -> str | None:
+    """Where a 422's validation errors point into our body, e.g. ``at body.action, message``;
+    None when the answer names no part of it (then it is the server's answer, not ours)."""
     details = data.get("detail") if isinstance(data, dict) else None
     if not isinstance(details, list):
-        return "no validation details"
+        return None
     locations = [
-        ".".join(str(part) for part in item.get("loc", ()))
+        ".".join(str(part) for part in item["loc"])
         for item in details
-        if isinstance(item, dict)
+        if isinstance(item, dict) and isinstance(item.get("loc"), list) and item["loc"]
     ]
-    return "at " + ", ".join(locations) if locations else "no validation details"
+    return "at " + ", ".join(locations) if locations else None
 
 
 def _schema_step_body(session: _Session) -> dict[str, Any]:

@@ -28,8 +28,10 @@ from releaselib.deploy import diff
 from releaselib.edit.readme import build_space_readme, find_client_class, read_app_port
 from releaselib.errors import AuthError, PromoteError, ReleaseError
 from releaselib.hub import Hub
+from releaselib.pin import tool_written_pins
 from releaselib.plugins import PluginRegistry
 from releaselib.records import StagedSpace, Verdict
+from releaselib.space_ids import CanonicalId
 from releaselib.stage import build_manifest
 from releaselib.verdicts import select, standing_pass
 
@@ -40,7 +42,7 @@ Status = Literal["promoted", "current", "planned", "held", "failed"]
 class Target:
     """One canonical Space of an env, as the namespace's listing showed it."""
 
-    space_id: str
+    space_id: CanonicalId
     variables: tuple[tuple[str, str], ...] = ()
     exists: bool = True
 
@@ -105,9 +107,9 @@ def canonical_targets(
     """The env's canonical Spaces: its plugin's targets, else the Space named like the env."""
     declared = registry.profile(env).targets
     if declared:
-        ids = [(f"{namespace}/{t.repo}", t.variables) for t in declared]
+        ids = [(CanonicalId.of(namespace, t.repo), t.variables) for t in declared]
         return tuple(Target(i, variables, i in listing) for i, variables in ids)
-    own = f"{namespace}/{env}"
+    own = CanonicalId.of(namespace, env)
     return (Target(own, (), own in listing),)
 
 
@@ -147,6 +149,12 @@ def _promote_env(
             return [Promotion(env, candidate, t.space_id, "held", reason) for t in targets]
         tree = run.hub.download(candidate, verdict.commit, run.scratch / env / "candidate")
         check_card(run.config, env, tree, candidate)
+        if tool_written_pins(tree, env):
+            raise PromoteError(
+                f"{candidate}: {'; '.join(tool_written_pins(tree, env))} is a pin openenv-release "
+                "wrote for a failed release, so the tree does not run this release",
+                remedy="stage and deploy the env again (staging pins it to the release's ref)",
+            )
     except AuthError:
         raise
     except ReleaseError as exc:

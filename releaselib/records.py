@@ -141,8 +141,52 @@ class EnvSpec:
 
 
 @dataclass(frozen=True)
+class AllowedSecret:
+    """A known false positive of the secret scan: a finding in the checkout file ``path``
+    (checkout-relative, e.g. ``envs/my_env/docs/example.md``) of ``kind`` (any kind if None)
+    does not fail the env; it is recorded with ``why``."""
+
+    path: str
+    why: str
+    kind: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.path or self.path.startswith("/") or ".." in self.path.split("/"):
+            raise ValueError(f"AllowedSecret path {self.path!r} must be checkout-relative")
+        if not self.why.strip():
+            raise ValueError(f"AllowedSecret {self.path!r} needs a why")
+
+
+@dataclass(frozen=True)
+class SecretFinding:
+    """A secret the scanner found in a checkout file; never holds the value."""
+
+    path: str
+    line: int
+    kind: str
+    allowed_by: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.kind}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "file": self.path,
+            "line": self.line,
+            "kind": self.kind,
+            "allowed_by": self.allowed_by,
+        }
+
+
+@dataclass(frozen=True)
 class StagedSpace:
-    """The result of staging one env."""
+    """The result of staging one env.
+
+    ``git`` is False when the checkout is no git repository (staged as it is); ``modified``
+    and ``untracked`` name the env dir's files with uncommitted changes and the untracked ones
+    left out; ``allowed_secrets`` are the scanner's findings a plugin or ``--allow-secret``
+    allowed.
+    """
 
     env: str
     space_id: str
@@ -155,6 +199,29 @@ class StagedSpace:
     findings: tuple[Finding, ...] = ()
     changes: tuple[Change, ...] = ()
     error: str | None = None
+    git: bool = True
+    modified: tuple[str, ...] = ()
+    untracked: tuple[str, ...] = ()
+    allowed_secrets: tuple[SecretFinding, ...] = ()
+
+    @property
+    def worktree(self) -> str | None:
+        """One line on the env dir's uncommitted changes and untracked files, if any."""
+        if not (self.modified or self.untracked):
+            return None
+        folder = f"envs/{self.env}/"
+        parts = []
+        if self.modified:
+            noun = "file" if len(self.modified) == 1 else "files"
+            parts.append(f"{len(self.modified)} {noun} modified ({names(self.modified, folder)})")
+        if self.untracked:
+            parts.append(f"{len(self.untracked)} untracked ({names(self.untracked, folder)})")
+        advice = (
+            "untracked files are left out; commit them to release them"
+            if self.untracked
+            else "staged with their uncommitted changes"
+        )
+        return f"envs/{self.env}: {', '.join(parts)} — {advice}"
 
     @property
     def files(self) -> int:
@@ -180,7 +247,19 @@ class StagedSpace:
                 for c in self.changes
             ],
             "error": self.error,
+            "git": self.git,
+            "modified": list(self.modified),
+            "untracked": list(self.untracked),
+            "worktree": self.worktree,
+            "allowed_secrets": [f.as_json() for f in self.allowed_secrets],
         }
+
+
+def names(paths: Iterable[str], folder: str, most: int = 3) -> str:
+    """Up to ``most`` of ``paths`` relative to ``folder``, then how many more."""
+    shown = sorted(p.removeprefix(folder) for p in paths)
+    more = f", +{len(shown) - most} more" if len(shown) > most else ""
+    return ", ".join(shown[:most]) + more
 
 
 @dataclass(frozen=True)

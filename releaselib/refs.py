@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 
 from releaselib.config import OPENENV_GIT_URL, RefResolution
-from releaselib.edit.deps import OPENENV_DISTS
+from releaselib.errors import UsageError
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
 
@@ -32,6 +32,8 @@ def remote_refs(remote: str, runner: Runner) -> set[str] | None:
 def published_dist(repo: Path, remote: str, ref: str, runner: Runner) -> str | None:
     """The ``[project] name`` of the root pyproject.toml at ``ref``, read from the checkout's
     objects (or from ``remote`` when it is a local repository); None when unreadable."""
+    from releaselib.edit.deps import OPENENV_DISTS  # lazily: tomlkit and packaging are slow
+
     # "./" reads the file beside the checkout, also when the checkout is a subfolder of its
     # repo; a bare remote has no work tree, so there the path is from its root
     places = [("-C", str(repo), "./pyproject.toml")]
@@ -57,30 +59,54 @@ def resolve_ref(
     checkout_dist: str,
     remote: str = OPENENV_GIT_URL,
     runner: Runner = default_run,
+    ref: str | None = None,
 ) -> RefResolution:
     """Which OpenEnv ref to pin staged dependencies to for ``version``.
 
-    ``main``/``master`` and 7-40 hex shas are used as given; otherwise ``version`` or
-    ``v<version>`` when the remote has it as a tag or branch; otherwise ``main`` with a warning.
+    An explicit ``ref`` (``--ref``: a sha, branch or tag that differs from the version) is used
+    as given when it is a 7-40 hex sha or the remote has it, and is a UsageError when the remote
+    is readable and lacks it. Otherwise ``main``/``master`` are branches, and any other version
+    (also one that looks like a sha, ``20241101``) is looked up as the tag or branch
+    ``version`` or ``v<version>``; when the remote has neither, ``main`` with a warning.
     """
-    if version in BRANCHES:
-        ref, reason, warning = version, "given as a branch", None
-    elif SHA.match(version):
-        ref, reason, warning = version, "given as a commit sha", None
+    if ref is not None:
+        chosen, reason, warning = _explicit(ref, remote, runner)
+    elif version in BRANCHES:
+        chosen, reason, warning = version, "given as a branch", None
     else:
         names = remote_refs(remote, runner)
         found = next((c for c in (version, f"v{version}") if names and c in names), None)
         if found:
-            ref, reason, warning = found, f"tag or branch {found} found on {remote}", None
+            chosen, reason, warning = found, f"tag or branch {found} found on {remote}", None
         elif names is None:
-            ref, reason = "main", f"could not read {remote}; fell back to main"
+            chosen, reason = "main", f"could not read {remote}; fell back to main"
             warning = f"git ls-remote {remote} failed; pinning envs to main"
         else:
-            ref, reason = "main", f"no tag {version} or v{version} on {remote}; fell back to main"
+            chosen = "main"
+            reason = f"no tag {version} or v{version} on {remote}; fell back to main"
             warning = f"{version} is not tagged on {remote} yet; pinning envs to main"
-    dist = published_dist(repo, remote, ref, runner)
+    dist = published_dist(repo, remote, chosen, runner)
     if dist is None:
         dist = checkout_dist
-        note = f"could not read pyproject.toml at {ref}; using the checkout's name {dist}"
+        note = f"could not read pyproject.toml at {chosen}; using the checkout's name {dist}"
         warning = f"{warning}; {note}" if warning else note
-    return RefResolution(ref=ref, reason=reason, dist=dist, warning=warning)
+    return RefResolution(ref=chosen, reason=reason, dist=dist, warning=warning)
+
+
+def _explicit(ref: str, remote: str, runner: Runner) -> tuple[str, str, str | None]:
+    """(ref, reason, warning) for ``--ref``."""
+    if not ref or any(c.isspace() or c in "@#;" for c in ref):
+        raise UsageError(
+            f"--ref {ref!r} is not a usable git ref", remedy="pass a sha, branch or tag"
+        )
+    names = remote_refs(remote, runner)
+    if names is not None and ref in names:
+        return ref, f"--ref {ref}: tag or branch found on {remote}", None
+    if SHA.match(ref):
+        return ref, f"--ref {ref}: a commit sha", None
+    if names is None:
+        return ref, f"--ref {ref}: used as given", f"git ls-remote {remote} failed; --ref unchecked"
+    raise UsageError(
+        f"--ref {ref}: no such tag or branch on {remote}, and not a commit sha",
+        remedy="pass a tag or branch the remote has, or a 7-40 hex commit sha",
+    )

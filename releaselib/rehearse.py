@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import shutil
 import ssl
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -19,6 +21,7 @@ from releaselib.discover import discover_envs, select_envs
 from releaselib.hub import Hub
 from releaselib.ledger import Ledger, default_path
 from releaselib.localhub import LocalHub, Scenario
+from releaselib.localhub.seed import named_targets, seed_canonicals
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.release import Event, Release, ReleaseOptions, release_key
@@ -33,8 +36,8 @@ INTENDED: Mapping[str, tuple[str, str]] = {
     "slow_env": ("INCONCLUSIVE", "held"),
     "textarena_env": ("PASS", "promoted"),
 }
-#: Canonical Spaces the rehearsal namespace starts with (textarena's are its game aliases).
-CANONICALS = ("echo_env", "legacy_env", "sudoku", "wordle")
+#: Envs whose canonical Spaces the rehearsal namespace starts with (textarena_env: its aliases).
+PROMOTED = ("echo_env", "legacy_env", "textarena_env")
 NAMESPACE = "openenv"
 PROBE_TIMEOUT = 5.0  # slow_env resets in 20 s, so it stays inconclusive
 
@@ -57,6 +60,17 @@ def examples_dir() -> Path:
     """The bundled example checkout (beside the package in a source checkout)."""
     here = Path(str(resources.files("releaselib"))).parent / "examples"
     return here
+
+
+@contextmanager
+def workspace(keep: Path | None = None) -> Iterator[Path]:
+    """The rehearsal's folder (not created yet): ``keep``, left in place, else one inside a new
+    ``openenv-rehearsal-*`` temp folder that is removed afterwards, however the run ends."""
+    if keep is not None:
+        yield keep
+        return
+    with tempfile.TemporaryDirectory(prefix="openenv-rehearsal-", ignore_cleanup_errors=True) as t:
+        yield Path(t) / "r"
 
 
 def copy_checkout(source: Path, dest: Path) -> Path:
@@ -93,12 +107,20 @@ def mismatches(report: Mapping[str, Any]) -> list[str]:
 
 
 def rehearse(
-    workdir: Path, *, scenario: Scenario | None = None, on_event: Event = lambda line: None
+    workdir: Path,
+    *,
+    scenario: Scenario | None = None,
+    on_event: Event = lambda line: None,
+    builder: str = "host",
 ) -> Rehearsal:
     """Run the rehearsal in ``workdir`` (which must not exist yet) and report how it ended;
-    ``scenario`` makes the embedded Hub misbehave (the outcome must not change)."""
+    ``scenario`` makes the embedded Hub misbehave (the outcome must not change); ``builder`` is
+    the embedded Hub's (``venv`` installs the OpenEnv pin from the copied checkout)."""
     checkout = copy_checkout(examples_dir(), workdir / "OpenEnv")
-    with LocalHub(workdir / "hub", user=NAMESPACE, scenario=scenario) as local:
+    embedded = LocalHub(
+        workdir / "hub", user=NAMESPACE, scenario=scenario, builder=builder, openenv=checkout
+    )
+    with embedded as local:
         on_event(f"embedded Hub at {local.endpoint}")
         config, resolution = build_config(
             Options(
@@ -110,10 +132,9 @@ def rehearse(
             )
         )
         hub = Hub.connect(local.endpoint, token=local.token)
-        for name in CANONICALS:
-            hub.create_space(f"{NAMESPACE}/{name}", private=False)
-        ledger = Ledger.load(default_path(config), release_key(config))
         registry = PluginRegistry(get_plugin_manager())
+        seed_canonicals(hub, named_targets(registry, NAMESPACE, PROMOTED))
+        ledger = Ledger.load(default_path(config), release_key(config))
         tls = ssl.create_default_context(cafile=str(local.ca_bundle))
         options = ReleaseOptions(timeout=PROBE_TIMEOUT, wait=300.0, interval=0.5, tls=tls)
         specs = select_envs(discover_envs(checkout), [])

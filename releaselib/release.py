@@ -21,16 +21,16 @@ from typing import Any
 from releaselib import pin as pins
 from releaselib.collection import sync_collection
 from releaselib.config import RefResolution, ReleaseConfig
-from releaselib.deploy import Deployed, deploy_one
+from releaselib.deploy import Deployed, canonical_fence, deploy_one
 from releaselib.errors import UsageError
 from releaselib.hub import Hub
 from releaselib.ledger import EnvEntry, Ledger
 from releaselib.pin_step import pin_envs
 from releaselib.plugins import PluginRegistry
 from releaselib.promote import Promotion, promote
-from releaselib.records import EnvSpec, StagedSpace
+from releaselib.records import AllowedSecret, EnvSpec, StagedSpace
 from releaselib.report import build_report, write_briefing
-from releaselib.stage import stage_env
+from releaselib.stage import StageRun, stage_env
 from releaselib.verdicts import from_ledger
 from releaselib.verify import record_result, verify_spaces
 
@@ -51,6 +51,7 @@ class ReleaseOptions:
     create_missing: bool = False
     commit_pins: bool = False
     tls: ssl.SSLContext | None = None
+    allowed_secrets: tuple[AllowedSecret, ...] = ()
 
     def __post_init__(self) -> None:
         for flag, step in (("--from", self.from_step), ("--until", self.until_step)):
@@ -151,9 +152,12 @@ class Release:
     def stage(self, specs: Sequence[EnvSpec]) -> list[StagedSpace]:
         """Stage every env (cheap and deterministic); a changed env is redone from deploy."""
         staged = []
+        run = StageRun(self.options.allowed_secrets)
         for spec in specs:
-            result = stage_env(self.config, spec, self.registry)
+            result = stage_env(self.config, spec, self.registry, run)
             staged.append(result)
+            if result.worktree:
+                self.event(result.worktree)
             if record_stage(self.ledger, result):
                 self.event(f"staged {spec.name}: {'ok' if result.ok else result.error}")
         return staged
@@ -208,11 +212,12 @@ class Release:
 
     def deploy(self, staged: Sequence[StagedSpace]) -> None:
         todo = set(self.pending([s.env for s in staged], "deploy", "stage"))
+        fence = canonical_fence(self.config, self.registry)
         self.hub.whoami()
         for s in staged:
             if s.env not in todo:
                 continue
-            d = deploy_one(self.hub, self.config, s, s.space_id)
+            d = deploy_one(self.hub, self.config, s, self.config.space_id(s.env), fence)
             record_deploy(self.ledger, d)
             self.event(f"deployed {s.env}: {d.error or (d.commit or 'unchanged')}")
 
@@ -228,7 +233,6 @@ class Release:
             registry=self.registry,
             timeout=self.options.timeout,
             wait=self.options.wait,
-            jobs=self.config.jobs,
             interval=self.options.interval,
             tls=self.options.tls,
             on_update=lambda space_id, status: None,
@@ -385,6 +389,7 @@ def record_stage(ledger: Ledger, result: StagedSpace) -> bool:
         bytes=result.bytes,
         fixes=list(result.fixes),
         error=result.error,
+        allowed_secrets=[f.as_json() for f in result.allowed_secrets],
     )
     return True
 
@@ -402,6 +407,6 @@ def record_deploy(ledger: Ledger, d: Deployed) -> None:
         unchanged=d.unchanged,
         files_sent=d.files_sent,
         bytes_sent=d.bytes_sent,
-        visibility_changed=d.visibility_changed,
+        note=d.note,
         error=d.error,
     )

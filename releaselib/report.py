@@ -134,6 +134,7 @@ def env_report(ledger: Ledger, name: str) -> dict[str, Any]:
             data(entry, "collection").get("added") or data(entry, "collection").get("present")
         ),
         "cleanup": data(entry, "cleanup").get("action"),
+        "allowed_secrets": list(stage.get("allowed_secrets", [])),
     }
 
 

@@ -1,5 +1,7 @@
 """Retries for Hub requests: 429 honours Retry-After; 5xx and dropped connections back off
-exponentially (capped, with jitter). Installed as huggingface_hub's HTTP transport, so every
+exponentially (capped, with jitter); a Hub that cannot be reached at all (connection refused, a
+name that does not resolve) gets two quick tries, so a wrong endpoint fails in well under a
+second. Installed as huggingface_hub's HTTP transport, so every
 HfApi call gets it. Commit POSTs are never retried here: a lost answer to a commit that the Hub
 applied would make a duplicate, so :mod:`releaselib.hub` re-reads the Space before trying again.
 """
@@ -23,6 +25,9 @@ class RetryPolicy:
     attempts: int = 6
     base: float = 0.5
     cap: float = 20.0
+    #: tries, and the pause between them, when no connection can be made at all
+    connect_attempts: int = 2
+    connect_pause: float = 0.2
     sleep: Callable[[float], None] = time.sleep
 
     def delay(self, attempt: int, retry_after: str | None = None) -> float:
@@ -51,9 +56,16 @@ class RetryingTransport(httpx2.BaseTransport):
         if is_commit(request):
             return self.inner.handle_request(request)
         request.read()  # so the body can be sent again
+        unreachable = 0
         for attempt in range(self.policy.attempts - 1):
             try:
                 response = self.inner.handle_request(request)
+            except httpx2.ConnectError:  # refused, or the name does not resolve
+                unreachable += 1
+                if unreachable >= self.policy.connect_attempts:
+                    raise
+                self.policy.sleep(self.policy.connect_pause)
+                continue
             except httpx2.TransportError:
                 self.policy.sleep(self.policy.delay(attempt))
                 continue

@@ -19,6 +19,7 @@ from releaselib.config import ReleaseConfig
 from releaselib.deploy import deploy_one
 from releaselib.hub import Hub, RemoteSpace
 from releaselib.records import Signature, StagedSpace
+from releaselib.space_ids import Canonicals
 
 READY = frozenset({"RUNNING", "SLEEPING"})
 FAILED = frozenset(
@@ -221,6 +222,7 @@ def recover(
     recreate: bool = False,
     interval: float = 2.0,
     on_action: Callable[[str], None] | None = None,
+    fence: Canonicals,
 ) -> Recovery:
     """Triage ``staged``'s candidate Space and act on it.
 
@@ -228,9 +230,10 @@ def recover(
     APP_STARTING for more than ``limit`` seconds without an errorMessage: a factory reboot,
     then, if still stuck and ``recreate``, delete the Space and deploy it again. A failure
     with an errorMessage is matched against ``signatures``. After an action, waits up to
-    ``wait`` seconds for a terminal stage.
+    ``wait`` seconds for a terminal stage. A canonical Space is refused (``fence``).
     """
-    space_id = staged.space_id
+    space_id = config.space_id(staged.env)
+    fence.refuse(space_id)
     actions: list[str] = []
 
     def act(action: str) -> None:
@@ -251,7 +254,7 @@ def recover(
             act(f"delete {space_id}: still APP_STARTING after a factory reboot")
             hub.delete_space(space_id)
             act(f"redeploy {space_id} from {staged.staged_dir}")
-            deployed = deploy_one(hub, config, staged, space_id)
+            deployed = deploy_one(hub, config, staged, space_id, fence)
             if deployed.ok:
                 state = settle(hub, space_id, wait=wait, interval=interval)
             else:

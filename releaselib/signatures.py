@@ -27,6 +27,13 @@ SIGNATURES = (
         "dependencies (or to the Dockerfile's install step) and redeploy",
     ),
     Signature(
+        "git-missing",
+        r"Git executable not found|Cannot find command 'git'",
+        "the build installs a git+ requirement on an image without git (openenv-base and "
+        "python:*-slim have none): install git in that stage before the install (the "
+        "git-before-uv-sync fix), then redeploy",
+    ),
+    Signature(
         "uv-lock-mismatch",
         r"uv\.lock.*(?:needs to be updated|--frozen|--locked)|Failed to parse `?uv\.lock",
         "the Space holds a uv.lock that does not match its pyproject.toml, so `uv sync --frozen` "

@@ -16,15 +16,32 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from releaselib.config import ReleaseConfig
-from releaselib.edit import deps, readme
+from releaselib.edit import deps, gitdeps, readme
 from releaselib.edit.dockerfile import Dockerfile, rewrite_for_space
-from releaselib.errors import ReleaseError, StageError
+from releaselib.edit.legacy_core import synthesize_legacy_core
+from releaselib.errors import ReleaseError, StageError, UsageError
+from releaselib.gitfiles import GitFiles, list_files
 from releaselib.plugins import Owned, PluginRegistry
-from releaselib.records import Change, Check, EnvSpec, Finding, Fix, StagedSpace
+from releaselib.records import (
+    AllowedSecret,
+    Change,
+    Check,
+    EnvSpec,
+    Finding,
+    Fix,
+    SecretFinding,
+    StagedSpace,
+)
+from releaselib.shell import Runner
+from releaselib.shell import run as default_run
+
+if TYPE_CHECKING:
+    from releaselib.secretscan import Scanner
 
 SKIP_DIRS = frozenset(
     {
@@ -66,6 +83,10 @@ CREDENTIALS = (
 )
 CREDENTIALS_WHY = "credentials are never staged"
 MANIFEST_SUFFIX = ".manifest.json"
+#: What a manifest of this tool says it is; only a folder with one is ever replaced.
+MANIFEST_TOOL = "openenv-release"
+#: The checkout's parts staging reads, as git pathspecs.
+STAGED_PATHS = ("envs", "src", "pyproject.toml")
 #: The largest file a staged tree may hold. The Hub takes larger files only through LFS/Xet, and
 #: Spaces build and restart slowly with big repos; data and checkpoints belong in a Hub dataset
 #: or model repo that the env downloads at startup.
@@ -89,41 +110,215 @@ def credentials(rel: Path) -> bool:
     return False
 
 
-def copy_tree(source: Path, dest: Path, *, root: Path) -> list[Path]:
-    """Copy ``source`` into ``dest`` without junk and credentials; return the credential files
-    left out (as paths under ``dest``). Symlinks are followed only when they stay inside
-    ``root`` (the checkout), else StageError."""
-    left_out: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(source, followlinks=False):
-        here = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if not junk(d, True))
-        target_dir = dest / here.relative_to(source)
-        target_dir.mkdir(parents=True, exist_ok=True)
-        for name in dirnames:
-            if (here / name).is_symlink():
-                inside(here / name, root)
-                left_out += copy_tree((here / name).resolve(), target_dir / name, root=root)
-        for name in sorted(filenames):
-            path = here / name
-            if junk(name, False):
-                continue
-            if credentials(path.relative_to(source)):
-                left_out.append(target_dir / name)
-                continue
-            if path.is_symlink():
-                inside(path, root)
-            shutil.copyfile(path, target_dir / name)
-    return left_out
+@dataclass
+class StageRun:
+    """What the envs of one staging run share: the checkout's git listing, the secret
+    scanner's memory, and the secrets allowed by ``--allow-secret``."""
+
+    allowed: tuple[AllowedSecret, ...] = ()
+    runner: Runner = default_run
+    _listings: dict[Path, GitFiles | None] = field(default_factory=dict)
+    _scanner: Scanner | None = None
+
+    def listing(self, repo: Path) -> GitFiles | None:
+        """What git tracks under envs/, src/ and the root pyproject; None outside git."""
+        if repo not in self._listings:
+            self._listings[repo] = list_files(repo, STAGED_PATHS, self.runner)
+        return self._listings[repo]
+
+    def scanner(self) -> Scanner:
+        if self._scanner is None:
+            from releaselib.secretscan import Scanner  # detect-secrets is slow to import
+
+            self._scanner = Scanner()
+        return self._scanner
 
 
-def inside(link: Path, root: Path) -> None:
-    """Refuse a symlink whose target leaves ``root``."""
-    target = link.resolve()
+def allow_flags(values: Iterable[str], repo: Path) -> tuple[AllowedSecret, ...]:
+    """``--allow-secret PATH`` values as records; a path outside the checkout is a UsageError."""
+    allowed = []
+    for value in values:
+        path = Path(value)
+        if path.is_absolute() and path.resolve().is_relative_to(repo):
+            path = path.resolve().relative_to(repo)
+        try:
+            allowed.append(AllowedSecret(path.as_posix(), why="--allow-secret"))
+        except ValueError as exc:
+            raise UsageError(
+                f"--allow-secret {value!r}: not a file of the checkout {repo}",
+                remedy="give the path the finding named, e.g. envs/my_env/settings.ini",
+            ) from exc
+    return tuple(allowed)
+
+
+def short(text: str, most: int = 80) -> str:
+    """``text`` on one line (control characters escaped), cut in the middle when long."""
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return shown if len(shown) <= most else f"{shown[: most // 2 - 5]}…{shown[-(most // 2):]}"
+
+
+def resolved(link: Path, root: Path) -> Path:
+    """The target of ``link``; StageError for a loop or a target outside ``root``."""
+    try:
+        target = link.resolve(strict=True)
+    except (RuntimeError, OSError) as exc:
+        raise StageError(
+            f"{short(str(link.relative_to(root)))}: symlink loop or dangling symlink",
+            remedy="replace it with a real file or a link to one in the checkout",
+        ) from exc
     if not target.is_relative_to(root.resolve()):
         raise StageError(
-            f"{link}: symlink points outside the checkout ({target})",
+            f"{short(str(link.relative_to(root)))}: symlink points outside the checkout "
+            f"({short(str(target))})",
             remedy="replace it with a real file or a link inside the checkout",
         )
+    return target
+
+
+def walked(base: Path) -> list[str]:
+    """Every file and symlink under ``base`` (posix, relative), junk folders pruned."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not junk(d, True))
+        links = [d for d in dirnames if (here / d).is_symlink()]
+        found += [(here / n).relative_to(base).as_posix() for n in (*filenames, *links)]
+    return sorted(found)
+
+
+def files_under(
+    repo: Path, folder: str, listing: GitFiles | None, seen: tuple[Path, ...] = ()
+) -> Iterator[tuple[str, Path]]:
+    """(path relative to ``folder``, file to read) for what staging takes from ``folder``
+    (checkout-relative): what git tracks there (everything, outside git), without junk;
+    symlinks inside the checkout followed, loops refused."""
+    base = repo / folder
+    seen = seen or (base.resolve(),)
+    if listing is None:
+        names = walked(base) if base.is_dir() else []
+    else:
+        prefix = folder + "/"
+        names = sorted(p.removeprefix(prefix) for p in listing.tracked if p.startswith(prefix))
+    for rel in names:
+        if junk_path(rel):
+            continue
+        path = base / rel
+        if any(not c.isprintable() for c in rel):
+            raise StageError(
+                f"{short(f'{folder}/{rel}')}: a file name with a control character",
+                remedy="rename it in the checkout",
+            )
+        if path.is_symlink():
+            target = resolved(path, repo)
+            if target.is_dir():
+                if any(target == s or s.is_relative_to(target) for s in seen):
+                    raise StageError(
+                        f"{short(f'{folder}/{rel}')}: symlink loop (to {short(str(target))})",
+                        remedy="remove the link or point it at a folder outside its own",
+                    )
+                inner = target.relative_to(repo.resolve()).as_posix()
+                for sub, source in files_under(repo, inner, listing, (*seen, target)):
+                    yield f"{rel}/{sub}", source
+                continue
+        yield rel, path
+
+
+@dataclass(frozen=True)
+class Sources:
+    """The checkout files one env's staged tree is made of, and what was left out."""
+
+    files: dict[str, Path]  # staged path -> checkout file
+    scanned: dict[str, Path]  # checkout-relative path -> checkout file, each once
+    credentials: tuple[str, ...]  # staged paths of credential files left out
+    modified: tuple[str, ...] = ()
+    untracked: tuple[str, ...] = ()
+
+
+def sources(spec: EnvSpec, repo: Path, listing: GitFiles | None) -> Sources:
+    """Map each file of ``src/``, ``envs/<env>/`` (again at the root) and the root
+    pyproject.toml to its staged path; credential files are left out and named."""
+    env_dir = spec.path.relative_to(repo).as_posix()
+    files: dict[str, Path] = {}
+    scanned: dict[str, Path] = {}
+    left_out: list[str] = []
+    parts = [("src", ("src",)), (env_dir, (f"envs/{spec.name}", ""))]
+    for folder, destinations in parts:
+        for rel, source in files_under(repo, folder, listing):
+            if credentials(Path(rel)):
+                left_out.append(f"{destinations[0]}/{rel}")
+                continue
+            scanned[f"{folder}/{rel}"] = source
+            for dest in destinations:
+                files[f"{dest}/{rel}".lstrip("/")] = source
+    root_pyproject = repo / "pyproject.toml"
+    tracked = listing is None or "pyproject.toml" in listing.tracked
+    if "pyproject.toml" not in files and tracked and root_pyproject.is_file():
+        files["pyproject.toml"] = scanned["pyproject.toml"] = root_pyproject
+    if listing is None:
+        return Sources(files, scanned, tuple(left_out))
+    mine = listing.under(env_dir)
+    untracked = sorted(p for p in mine.untracked if not junk_path(p))
+    if not mine.tracked and untracked:
+        raise StageError(
+            f"{env_dir}: git tracks none of its files ({len(untracked)} untracked)",
+            remedy="commit the env to release it",
+        )
+    return Sources(files, scanned, tuple(left_out), tuple(sorted(mine.modified)), tuple(untracked))
+
+
+def junk_path(rel: str) -> bool:
+    parts = rel.split("/")
+    return any(junk(d, True) for d in parts[:-1]) or junk(parts[-1], False)
+
+
+def lay_out(found: Sources, stage_dir: Path) -> list[Change]:
+    """Copy ``found``'s files into an empty ``stage_dir``; a Change per credential file left
+    out, named by its staged path."""
+    for dest, source in found.files.items():
+        target = stage_dir / dest
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    return [
+        Change(path, None, path.rsplit("/", 1)[-1], "", CREDENTIALS_WHY)
+        for path in found.credentials
+    ]
+
+
+def scan_secrets(
+    found: Sources, scanner: Scanner, allowed: Sequence[Owned[AllowedSecret]]
+) -> tuple[SecretFinding, ...]:
+    """The findings ``allowed`` lets through (each recorded with who allowed it); StageError
+    naming the first other finding."""
+    passed, refused = [], []
+    for finding in scanner.scan(sorted(found.scanned.items())):
+        allow = next(
+            (
+                a
+                for a in allowed
+                if fnmatch.fnmatchcase(finding.path, a.record.path)
+                and a.record.kind in (None, finding.kind)
+            ),
+            None,
+        )
+        if allow is None:
+            refused.append(finding)
+        else:
+            by = a_source(allow)
+            passed.append(replace(finding, allowed_by=by))
+    if refused:
+        more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+        raise StageError(
+            f"{short(str(refused[0]), 160)}{more}",
+            remedy="take the secret out of the file (and revoke it if it was ever pushed); "
+            f"for a false positive, --allow-secret {short(refused[0].path, 160)}",
+        )
+    return tuple(passed)
+
+
+def a_source(allow: Owned[AllowedSecret]) -> str:
+    if allow.plugin == "--allow-secret":
+        return "--allow-secret"
+    return f"plugin {allow.plugin}: {allow.record.why}"
 
 
 def git_blob_sha1(data: bytes) -> str:
@@ -174,14 +369,6 @@ def rewrite_file(
     return list(changes)
 
 
-def synthesize_legacy_core(stage_dir: Path) -> None:
-    """Recreate ``src/core/`` (a copy of ``src/openenv/core``) for Dockerfiles that copy it."""
-    core = stage_dir / "src" / "openenv" / "core"
-    legacy = stage_dir / "src" / "core"
-    if core.is_dir() and not legacy.exists():
-        shutil.copytree(core, legacy)
-
-
 def copies_legacy_core(dockerfile: Dockerfile) -> bool:
     return any(
         source.rstrip("/") in {"src/core", "./src/core"}
@@ -190,22 +377,6 @@ def copies_legacy_core(dockerfile: Dockerfile) -> bool:
         if c.from_ is None
         for source in c.sources
     )
-
-
-def lay_out(spec: EnvSpec, repo: Path, stage_dir: Path) -> list[Change]:
-    """Copy the checkout's parts into an empty ``stage_dir``; a Change per credential file
-    left out, named by its path in the checkout."""
-    left_out = []
-    if (repo / "src").is_dir():
-        left_out += copy_tree(repo / "src", stage_dir / "src", root=repo)
-    left_out += copy_tree(spec.path, stage_dir / "envs" / spec.name, root=repo)
-    copy_tree(spec.path, stage_dir, root=repo)  # the same files again, at the root
-    if not (stage_dir / "pyproject.toml").exists() and (repo / "pyproject.toml").is_file():
-        shutil.copyfile(repo / "pyproject.toml", stage_dir / "pyproject.toml")
-    return [
-        Change(path.relative_to(stage_dir).as_posix(), None, path.name, "", CREDENTIALS_WHY)
-        for path in left_out
-    ]
 
 
 def check_sizes(stage_dir: Path) -> None:
@@ -247,40 +418,55 @@ def pinned_pyproject(text: str, path: str, dist: str, ref: str) -> tuple[str, tu
 
 
 def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> list[Change]:
-    """The release's rewrites of pyprojects, requirements, Dockerfile and README."""
+    """The release's rewrites of pyprojects, requirements, Dockerfile and README.
+
+    Pinned: the root and env pyprojects, every ``requirements*.txt`` outside ``src/``, and every
+    requirements file or pyproject the Dockerfile installs from (``-r``/``-c`` followed). The
+    Dockerfile is rewritten last, with the tree as its context, so git goes into every stage
+    that installs a git+ requirement.
+    """
     changes: list[Change] = []
     pin = {"dist": config.dist, "ref": config.ref}
-    for pyproject in (
-        stage_dir / "pyproject.toml",
-        stage_dir / "envs" / spec.name / "pyproject.toml",
-    ):
-        if pyproject.is_file():
-            changes += rewrite_file(
-                pyproject,
-                stage_dir,
-                lambda t, p: pinned_pyproject(t, p, **pin),
-            )
-    for requirements in sorted(stage_dir.rglob("requirements*.txt")):
-        if requirements.relative_to(stage_dir).parts[0] != "src":
-            changes += rewrite_file(
-                requirements,
-                stage_dir,
-                lambda t, p: deps.rewrite_requirements_txt(t, path=p, **pin),
-            )
     assert spec.dockerfile is not None
-    dockerfile_path = stage_dir / "Dockerfile"
     source_rel = spec.dockerfile.relative_to(spec.path).as_posix()
     text = read_text(stage_dir / source_rel, stage_dir)
-    Dockerfile.parse(text, f"envs/{spec.name}/{source_rel}")  # errors name the checkout's file
+    original = Dockerfile.parse(text, f"envs/{spec.name}/{source_rel}")  # errors name the file
+    for file in staged_requirement_files(original, spec, stage_dir):
+        if file.suffix == ".toml":
+            changes += rewrite_file(file, stage_dir, lambda t, p: pinned_pyproject(t, p, **pin))
+        else:
+            changes += rewrite_file(
+                file, stage_dir, lambda t, p: deps.rewrite_requirements_txt(t, path=p, **pin)
+            )
     new, dockerfile_changes = rewrite_for_space(  # change lines are lines of the staged file
-        text, path="Dockerfile", base_image=config.base_image, **pin
+        text, path="Dockerfile", base_image=config.base_image, context=stage_dir, **pin
     )
-    dockerfile_path.write_bytes(new.encode("utf-8"))
+    (stage_dir / "Dockerfile").write_bytes(new.encode("utf-8"))
     changes += dockerfile_changes
     if copies_legacy_core(Dockerfile.parse(new, "Dockerfile")):
         synthesize_legacy_core(stage_dir)
     changes += stage_readme(config, spec, stage_dir)
     return changes
+
+
+def staged_requirement_files(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> list[Path]:
+    """The staged files whose OpenEnv requirements are pinned, each once, in a stable order."""
+    pyprojects = [stage_dir / "pyproject.toml", stage_dir / "envs" / spec.name / "pyproject.toml"]
+    named = [
+        p
+        for p in sorted(stage_dir.rglob("requirements*.txt"))
+        if p.relative_to(stage_dir).parts[0] != "src"
+    ]
+    files = [
+        *pyprojects,
+        *(f for n in named for f in gitdeps.with_includes(n)),
+        *gitdeps.installed_files(df, stage_dir),
+    ]
+    return [
+        f
+        for f in dict.fromkeys(files)
+        if f.is_file() and f.resolve().is_relative_to(stage_dir.resolve())
+    ]
 
 
 def stage_readme(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> list[Change]:
@@ -301,20 +487,35 @@ def stage_readme(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> list[
     return changes
 
 
-def stage_env(config: ReleaseConfig, spec: EnvSpec, registry: PluginRegistry) -> StagedSpace:
-    """Stage one env. Failures are returned as a record (``ok=False``), never raised."""
+def stage_env(
+    config: ReleaseConfig, spec: EnvSpec, registry: PluginRegistry, run: StageRun | None = None
+) -> StagedSpace:
+    """Stage one env. Its failures are returned as a record (``ok=False``), never raised; a
+    staging dir that cannot be written is a UsageError."""
+    run = run or StageRun()
     space_id = config.space_id(spec.name)
     final_dir = config.staging_dir / config.namespace / f"{spec.name}{config.suffix}"
     base = StagedSpace(env=spec.name, space_id=space_id, staged_dir=final_dir, ok=False)
     if not spec.deployable:
         return replace(base, error=f"{spec.name}: not deployable ({spec.reason})")
-    final_dir.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{spec.name}.", dir=final_dir.parent))
+    prepare_staging_dir(config.staging_dir, config.namespace)
+    listing = None
+    work = None
     fixes: list[str] = []
     findings: list[Finding] = []
     checks: list[str] = []
     try:
-        changes = lay_out(spec, config.repo, work)
+        listing = run.listing(config.repo)
+        base = replace(base, git=listing is not None)
+        found = sources(spec, config.repo, listing)
+        base = replace(base, modified=found.modified, untracked=found.untracked)
+        allowed = [Owned("--allow-secret", a) for a in run.allowed]
+        allowed += registry.allowed_secrets(spec.name)
+        passed = scan_secrets(found, run.scanner(), allowed)
+        base = replace(base, allowed_secrets=passed)
+        claim(final_dir)
+        work = Path(tempfile.mkdtemp(prefix=f".{spec.name}.", dir=final_dir.parent))
+        changes = lay_out(found, work)
         changes += rewrite_staged(config, spec, work)
         for fix in registry.fixes(spec.name):
             with plugin_failures(fix):
@@ -324,25 +525,23 @@ def stage_env(config: ReleaseConfig, spec: EnvSpec, registry: PluginRegistry) ->
         check_sizes(work)
         for check in registry.checks():
             with plugin_failures(check):
-                found = list(check.record.run(work))
-            checks.append(f"{check.record.name}:{'fail' if found else 'ok'}")
-            findings += found
+                found_now = list(check.record.run(work))
+            checks.append(f"{check.record.name}:{'fail' if found_now else 'ok'}")
+            findings += found_now
+        manifest = build_manifest(work)
+        replace_tree(work, final_dir)
     except ReleaseError as exc:
-        shutil.rmtree(work, ignore_errors=True)
         return replace(base, error=f"{spec.name}: {exc.one_line()}")
     except OSError as exc:
-        shutil.rmtree(work, ignore_errors=True)
-        return replace(base, error=f"{spec.name}: {exc}")
-    shutil.rmtree(final_dir, ignore_errors=True)
-    work.rename(final_dir)
-    manifest = build_manifest(final_dir)
+        return replace(base, error=f"{spec.name}: {os_error(exc, config.repo, work)}")
+    finally:
+        if work is not None and work.exists():
+            shutil.rmtree(work, ignore_errors=True)
     digest = manifest_hash(manifest)
     write_manifest(final_dir, manifest, digest)
     error = "; ".join(str(f) for f in findings) or None
-    return StagedSpace(
-        env=spec.name,
-        space_id=space_id,
-        staged_dir=final_dir,
+    return replace(
+        base,
         ok=not findings,
         manifest=manifest,
         manifest_hash=digest,
@@ -354,6 +553,101 @@ def stage_env(config: ReleaseConfig, spec: EnvSpec, registry: PluginRegistry) ->
     )
 
 
+def os_error(exc: OSError, repo: Path, work: Path | None) -> str:
+    """One line for what the OS refused: the path (in the checkout or the staged tree,
+    shortened) and why."""
+    name = str(exc.filename or "")
+    for root in (work, repo):
+        if root is not None and name.startswith(f"{root}/"):
+            name = name[len(str(root)) + 1 :]
+            break
+    return f"{short(name)}: {exc.strerror or exc}" if name else short(str(exc), 160)
+
+
+def prepare_staging_dir(staging: Path, namespace: str | None = None) -> None:
+    """Make the staging dir (with a ``.gitignore`` holding ``*``, when this creates it) and its
+    namespace folder; UsageError naming the path when it is a file or cannot be written."""
+    remedy = "pass a --staging-dir you can write to, outside envs/ and src/"
+    try:
+        try:
+            staging.mkdir(parents=True)
+            (staging / ".gitignore").write_text("# made by openenv-release\n*\n")
+        except FileExistsError as exc:
+            if not staging.is_dir():
+                raise UsageError(
+                    f"--staging-dir {staging}: a file, not a folder", remedy=remedy
+                ) from exc
+        folder = staging / namespace if namespace else staging
+        folder.mkdir(exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except FileExistsError as exc:
+        raise UsageError(f"{exc.filename}: a file where a folder should be", remedy=remedy) from exc
+    except OSError as exc:
+        where = exc.filename or staging
+        raise UsageError(f"--staging-dir {where}: {exc.strerror or exc}", remedy=remedy) from exc
+
+
+def claim(staged_dir: Path) -> None:
+    """StageError unless ``staged_dir`` is free or a staged tree of this tool: a manifest of
+    ours beside it that lists every file in it."""
+    manifest = manifest_path(staged_dir)
+    remedy = (
+        f"move your files out and remove {staged_dir}, or pass another --staging-dir; "
+        "staging replaces only trees it made"
+    )
+    if not staged_dir.exists() and not staged_dir.is_symlink():
+        if manifest.exists() and read_manifest(manifest) is None:
+            raise StageError(f"{manifest}: not a manifest of openenv-release", remedy=remedy)
+        return
+    is_folder = staged_dir.is_dir() and not staged_dir.is_symlink()
+    listed = read_manifest(manifest) if is_folder else None
+    if listed is None:
+        raise StageError(
+            f"{staged_dir}: a folder staging did not make (no manifest of ours beside it)",
+            remedy=remedy,
+        )
+    extra = sorted(set(build_manifest_names(staged_dir)) - set(listed))
+    if extra:
+        raise StageError(
+            f"{staged_dir}: holds files staging did not write ({', '.join(map(short, extra[:3]))})",
+            remedy=remedy,
+        )
+
+
+def read_manifest(path: Path) -> dict[str, Any] | None:
+    """The files a manifest of this tool lists, or None if ``path`` is not one."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
+        return None
+    if data.get("tool", MANIFEST_TOOL) != MANIFEST_TOOL or "hash" not in data:
+        return None
+    return dict(data["files"])
+
+
+def build_manifest_names(tree: Path) -> list[str]:
+    return [path.relative_to(tree).as_posix() for path in walk_files(tree)]
+
+
+def replace_tree(work: Path, final_dir: Path) -> None:
+    """Put the tree built at ``work`` in place of ``final_dir`` by renames (the old tree, if
+    any, is moved aside first and removed after)."""
+    if not final_dir.exists():
+        work.rename(final_dir)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{final_dir.name}.old.", dir=final_dir.parent))
+    final_dir.rename(old)
+    try:
+        work.rename(final_dir)
+    except OSError:
+        old.rename(final_dir)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
 def manifest_path(staged_dir: Path) -> Path:
     return staged_dir.with_name(staged_dir.name + MANIFEST_SUFFIX)
 
@@ -361,6 +655,7 @@ def manifest_path(staged_dir: Path) -> Path:
 def write_manifest(staged_dir: Path, manifest: dict[str, tuple[str, int]], digest: str) -> None:
     """Write the manifest beside the tree, atomically."""
     data = {
+        "tool": MANIFEST_TOOL,
         "hash": digest,
         "files": {path: {"sha1": sha, "size": size} for path, (sha, size) in manifest.items()},
     }
@@ -371,9 +666,15 @@ def write_manifest(staged_dir: Path, manifest: dict[str, tuple[str, int]], diges
 
 
 def stage_envs(
-    config: ReleaseConfig, specs: Iterable[EnvSpec], registry: PluginRegistry
+    config: ReleaseConfig,
+    specs: Iterable[EnvSpec],
+    registry: PluginRegistry,
+    run: StageRun | None = None,
 ) -> list[StagedSpace]:
     """Stage every env in ``specs``; one failing env never stops the others. Two plugins
-    claiming one env is a PluginError before anything is staged."""
+    claiming one env is a PluginError, and a staging dir that cannot be written a UsageError,
+    before anything is staged."""
     registry.profiles()
-    return [stage_env(config, spec, registry) for spec in specs]
+    prepare_staging_dir(config.staging_dir, config.namespace)
+    run = run or StageRun()
+    return [stage_env(config, spec, registry, run) for spec in specs]

@@ -29,14 +29,14 @@ from rich.table import Table
 from releaselib import containers
 from releaselib.discover import discover_envs, select_envs
 from releaselib.errors import ReleaseError
-from releaselib.localhub.dockerfile_plan import BuildError
-from releaselib.localhub.space_process import free_port, start_space_process
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.probe import Outcome, ProbeResult, probe_base_url
 from releaselib.records import StagedSpace
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
+from releaselib.space_runtime.plan import BuildError
+from releaselib.space_runtime.process import free_port, start_space_process
 from releaselib.stage import stage_envs
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -3,12 +3,19 @@
 A candidate passes only when a real ``POST /reset`` and a schema-correct ``POST /step`` succeed
 on one of its READY domains. Every READY domain is probed (the others only when none is READY)
 with the token's ``Authorization`` header, since private Spaces answer 404 without it, and
-every attempt is kept. A Space is probed as soon as a poll shows it ready, on a pool of
-``jobs`` threads, so a verify takes about as long as its slowest Space.
+every attempt is kept. A Space is probed as soon as a poll shows it ready, on a pool of probe
+threads (probing is I/O-bound: 16, or fewer when there are fewer Spaces), so a verify takes
+about as long as its slowest Space.
+
+FAIL rests only on the Space's own evidence: an HTTP answer from its domain (see
+:mod:`releaselib.probe`), a Hub-reported BUILD_ERROR or RUNTIME_ERROR with its errorMessage, or a
+RUNNING Space whose every READY domain answers an HTTP error for ``/health``. Anything else that
+stops a verdict is INCONCLUSIVE, with ``our_error`` set when the cause is on our side.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import ssl
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -24,8 +31,13 @@ from releaselib.plugins import Owned, PluginRegistry
 from releaselib.probe import Outcome, ProbeResult, probe_base_url
 from releaselib.records import Probe, Verdict
 from releaselib.runtime import Domain, SpaceState, watch
+from releaselib.space_ids import CandidateId
 
 DEFAULT_TIMEOUT = 20.0
+#: Probe threads unless told otherwise (never more than there are Spaces).
+PROBE_JOBS = 16
+#: Hub-reported stages that are the Space's own failure (with its errorMessage).
+SPACE_FAILURES = frozenset({"BUILD_ERROR", "RUNTIME_ERROR"})
 
 #: ``on_update(space_id, status)``: a Space's stage while waiting, then "probing", then outcome.
 Update = Callable[[str, str], None]
@@ -47,11 +59,10 @@ def candidates(
 ) -> list[str]:
     """``space_ids`` plus ``<namespace>/<env><suffix>`` for each env; with neither, every Space
     of ``namespace`` whose name ends with ``suffix`` (one listing)."""
-    chosen = [*space_ids, *(f"{namespace}/{env}{suffix}" for env in envs)]
+    chosen = [*space_ids, *(CandidateId.of(namespace, env, suffix) for env in envs)]
     if not chosen:
-        chosen = sorted(
-            s.id for s in hub.list_spaces(namespace, search=suffix) if s.id.endswith(suffix)
-        )
+        listed = hub.list_spaces(namespace, search=suffix)
+        chosen = sorted(i for s in listed if (i := CandidateId.parse(s.id, suffix)) is not None)
     return list(dict.fromkeys(chosen))
 
 
@@ -103,16 +114,11 @@ class VerifyResult:
     reason: str
     attempts: tuple[DomainAttempt, ...] = ()
     probe_seconds: float = 0.0
+    our_error: bool = False  # INCONCLUSIVE for a cause on our side; the reason says what to do
 
     @property
     def success(self) -> bool:
         return self.outcome is Outcome.PASS
-
-    @property
-    def our_error(self) -> bool:
-        """True when the verdict rests on a probe body the env rejected (fix the probe)."""
-        decisive = self.decisive
-        return decisive is not None and decisive.result.our_error
 
     @property
     def decisive(self) -> DomainAttempt | None:
@@ -177,13 +183,14 @@ def verify_spaces(
     registry: PluginRegistry,
     timeout: float = DEFAULT_TIMEOUT,
     wait: float = 600.0,
-    jobs: int = 4,
+    jobs: int | None = None,
     interval: float = 2.0,
     tls: ssl.SSLContext | None = None,
     on_update: Update | None = None,
 ) -> list[VerifyResult]:
     """Wait for each Space to be terminal, probe the ready ones, and return one result each,
-    in input order. ``timeout`` is per request; an env's plugin may ask for a longer one."""
+    in input order. ``timeout`` is per request; an env's plugin may ask for a longer one.
+    ``jobs`` probe threads (default :func:`probe_jobs`)."""
     plans = {sid: plan_for(registry, env_of(sid, suffix), timeout) for sid in space_ids}
     context = tls or httpx.create_ssl_context()
     headers = hub.auth_header()
@@ -196,7 +203,7 @@ def verify_spaces(
 
     futures: dict[str, Future[VerifyResult]] = {}
     states: Mapping[str, SpaceState] = {}
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    with ThreadPoolExecutor(max_workers=probe_jobs(jobs, len(plans))) as pool:
         for poll in watch(hub, list(plans), wait=wait, interval=interval):
             states = poll.states
             for space_id, state in states.items():
@@ -213,6 +220,11 @@ def verify_spaces(
         ]
 
 
+def probe_jobs(jobs: int | None, spaces: int) -> int:
+    """Probe threads: ``jobs``, else :data:`PROBE_JOBS`; never more than ``spaces``, at least 1."""
+    return max(1, min(jobs or PROBE_JOBS, spaces))
+
+
 def plan_for(registry: PluginRegistry, env: str, timeout: float) -> ProbePlan:
     """``env``'s plan: ``timeout``, or its plugin's longer one for a slow env, and step body."""
     slow = registry.profile(env).probe_timeout
@@ -220,8 +232,32 @@ def plan_for(registry: PluginRegistry, env: str, timeout: float) -> ProbePlan:
 
 
 def _still_waiting(plan: ProbePlan, state: SpaceState, wait: float) -> VerifyResult:
-    reason = f"still {state.stage} after waiting {wait:g} s"
-    return VerifyResult(plan.env, state.space_id, state, Outcome.INCONCLUSIVE, reason)
+    reason = f"still {state.stage} after our wait of {wait:g} s; verify again with a longer --wait"
+    return VerifyResult(
+        plan.env, state.space_id, state, Outcome.INCONCLUSIVE, reason, our_error=True
+    )
+
+
+def _not_probed(state: SpaceState, plan: ProbePlan) -> VerifyResult:
+    """The verdict on a Space the Hub reports failed or missing: FAIL only for the Space's own
+    BUILD_ERROR/RUNTIME_ERROR; a missing, refused-config, paused or stopped one is not evidence."""
+    last_line = state.error_tail(1) or "no errorMessage"
+    if state.stage in SPACE_FAILURES:
+        return VerifyResult(
+            plan.env, state.space_id, state, Outcome.FAIL, f"{state.stage}: {last_line}"
+        )
+    if state.stage is None:
+        reason = f"{state.error}: deploy it, or check that HF_TOKEN can read it"
+    elif state.stage in ("CONFIG_ERROR", "NO_APP_FILE"):
+        reason = (
+            f"{state.stage}: {last_line}; the Hub refused the staged tree's configuration: "
+            "check the staged README and Dockerfile, then deploy again"
+        )
+    else:
+        reason = f"{state.stage}: the Space does not run; restart it, then verify again"
+    return VerifyResult(
+        plan.env, state.space_id, state, Outcome.INCONCLUSIVE, reason, our_error=True
+    )
 
 
 def check_space(
@@ -229,18 +265,19 @@ def check_space(
 ) -> VerifyResult:
     """The verdict on one terminal Space: its failure, or the probes of its domains."""
     if state.failed:
-        last_line = state.error_tail(1) or "no errorMessage"
-        reason = f"{state.stage or 'missing'}: {last_line}"
-        return VerifyResult(plan.env, state.space_id, state, Outcome.FAIL, reason)
+        return _not_probed(state, plan)
     domains = probe_targets(state.domains)
     if not domains:
         reason = f"{state.stage} but the runtime lists no domain"
         return VerifyResult(plan.env, state.space_id, state, Outcome.INCONCLUSIVE, reason)
     start = time.monotonic()
-    attempts = tuple(_attempt(domain, plan, headers, tls) for domain in domains)
-    outcome, reason = judge(attempts)
+    attempts = tuple(
+        _health_evidence(_attempt(domain, plan, headers, tls), state) for domain in domains
+    )
+    outcome, reason, our_error = judge(attempts)
+    seconds = time.monotonic() - start
     return VerifyResult(
-        plan.env, state.space_id, state, outcome, reason, attempts, time.monotonic() - start
+        plan.env, state.space_id, state, outcome, reason, attempts, seconds, our_error
     )
 
 
@@ -263,14 +300,28 @@ def _attempt(
     return DomainAttempt(domain.name, domain.stage, result, time.monotonic() - start)
 
 
-def judge(attempts: Sequence[DomainAttempt]) -> tuple[Outcome, str]:
-    """PASS when any domain passed; else INCONCLUSIVE when any was; else FAIL."""
+def _health_evidence(attempt: DomainAttempt, state: SpaceState) -> DomainAttempt:
+    """A ``/health`` error counts against the Space only on a READY domain of a RUNNING one."""
+    result = attempt.result
+    if not result.health_only or (state.stage == "RUNNING" and attempt.stage == "READY"):
+        return attempt
+    where = f"the domain is {attempt.stage or 'not READY'}, the Space {state.stage}"
+    reason = f"{result.reason}, but {where}; verify again once it is RUNNING and READY"
+    weaker = dataclasses.replace(result, outcome=Outcome.INCONCLUSIVE, reason=reason)
+    return dataclasses.replace(attempt, result=weaker)
+
+
+def judge(attempts: Sequence[DomainAttempt]) -> tuple[Outcome, str, bool]:
+    """PASS when any domain passed; else INCONCLUSIVE when any was (``our_error`` when the
+    first such is ours); else FAIL. Returns (outcome, reason, our_error)."""
     passed = next((a for a in attempts if a.result.outcome is Outcome.PASS), None)
     if passed is not None:
-        return Outcome.PASS, f"{passed.domain}: {passed.result.reason}"
-    inconclusive = any(a.result.outcome is Outcome.INCONCLUSIVE for a in attempts)
+        return Outcome.PASS, f"{passed.domain}: {passed.result.reason}", False
+    unsure = next((a for a in attempts if a.result.outcome is Outcome.INCONCLUSIVE), None)
     reason = "; ".join(f"{a.domain}: {a.result.reason}" for a in attempts)
-    return (Outcome.INCONCLUSIVE if inconclusive else Outcome.FAIL), reason
+    if unsure is not None:
+        return Outcome.INCONCLUSIVE, reason, unsure.result.our_error
+    return Outcome.FAIL, reason, False
 
 
 def record_result(ledger: Ledger, result: VerifyResult, **extra: Any) -> None:

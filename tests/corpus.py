@@ -47,8 +47,9 @@ def add_copy_stand_ins(checkout: Path) -> None:
                 if "." in Path(source).name:
                     path.parent.mkdir(parents=True, exist_ok=True)
                     path.touch()
-                else:
+                else:  # git holds no empty folder: the real one has files
                     path.mkdir(parents=True)
+                    (path / ".gitkeep").touch()
 
 
 def tree_digest(root: Path) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from huggingface_hub import CommitOperationAdd, HfApi
 
 from releaselib.config import ReleaseConfig
-from releaselib.deploy import deploy_all
+from releaselib.deploy import canonical_fence, deploy_all
 from releaselib.discover import discover_envs
 from releaselib.hub import Hub
 from releaselib.localhub import LocalHub
@@ -87,7 +87,8 @@ def make_release(local: LocalHub, tmp_path: Path, envs: dict[str, tuple[str, str
     )
     registry = PluginRegistry(get_plugin_manager(entry_points=False))
     hub = Hub.connect(local.endpoint, token=local.token, policy=FAST)
-    deployed = deploy_all(hub, config, stage_envs(config, discover_envs(checkout), registry))
+    staged = stage_envs(config, discover_envs(checkout), registry)
+    deployed = deploy_all(hub, config, staged, fence=canonical_fence(config, registry))
     assert all(d.ok and d.commit for d in deployed), [d.error for d in deployed]
     api = HfApi(endpoint=local.endpoint, token=local.token)
     for space_id in canonicals:

@@ -20,7 +20,7 @@ import pytest
 from openenv_release.cli import program
 from releaselib import hub as hub_module
 from releaselib.config import ReleaseConfig
-from releaselib.deploy import deploy_all
+from releaselib.deploy import canonical_fence, deploy_all
 from releaselib.discover import discover_envs, select_envs
 from releaselib.hookspecs import hookimpl
 from releaselib.hub import Hub
@@ -118,11 +118,23 @@ def empty_envs(repo: Path, tmp: Path) -> None:
 CLI_CASES = [
     pytest.param(nothing, ["stage", "--env", "../x"], 2, ["--env '../x' is not a valid env name", "name a directory under envs/"], id="env-dot-dot"),
     pytest.param(nothing, ["verify", "--env", "../x"], 2, ["--env '../x' is not a valid env name"], id="verify-env-dot-dot"),
+    pytest.param(nothing, ["verify", "--probe-jobs", "0"], 2, ["--probe-jobs '0' must be a whole number, at least 1"], id="probe-jobs-0"),
     pytest.param(nothing, ["stage", "--env", "a;rm -rf /"], 2, ["--env 'a;rm -rf /' is not a valid env name"], id="env-shell-metacharacters"),
     pytest.param(lambda r, t: shutil.copytree(r / "envs" / "a_env", r / "envs" / "a b"), ["stage", "--env", "a b"], 2, ["--env 'a b' is not a valid env name"], id="env-dir-with-a-space"),
     pytest.param(nothing, ["stage", "--version", "1.0 beta"], 2, ["--version '1.0 beta' is not a version", "use something like 0.2.2"], id="version-with-a-space"),
     pytest.param(nothing, ["stage", "--version", "1.0;id"], 2, ["--version '1.0;id' is not a version"], id="version-with-a-semicolon"),
     pytest.param(nothing, ["deploy", "--env", "a_env", "--repo-id", "a_env-0.2.2", "--dry-run"], 2, ["--repo-id 'a_env-0.2.2' is not owner/name", "e.g. --repo-id"], id="repo-id-without-a-slash"),
+    pytest.param(nothing, ["stage", "--suffix", ""], 2, ["--suffix '': a candidate Space needs a non-empty suffix", "only promote", "--suffix -0.2.2"], id="suffix-empty-flag"),
+    pytest.param(nothing, ["deploy", "--suffix", "-", "--dry-run"], 2, ["--suffix '-': a suffix starts with '-' and ends with a letter or digit"], id="suffix-bad-name"),
+    pytest.param(nothing, ["deploy", "--suffix", "_env", "--dry-run"], 2, ["--suffix '_env': a suffix starts with '-'"], id="suffix-without-dash"),
+    pytest.param(nothing, ["deploy", "--suffix", "  ", "--dry-run"], 2, ["--suffix '  ': a candidate Space needs a non-empty suffix"], id="suffix-blank-flag"),
+    pytest.param(lambda r, t: {"OPENENV_RELEASE_SUFFIX": ""}, ["deploy", "--dry-run"], 2, ["OPENENV_RELEASE_SUFFIX='': a candidate Space needs a non-empty suffix"], id="suffix-empty-variable"),
+    pytest.param(lambda r, t: {"OPENENV_RELEASE_SUFFIX": " "}, ["stage"], 2, ["OPENENV_RELEASE_SUFFIX=' ': a candidate Space needs a non-empty suffix"], id="suffix-blank-variable"),
+    pytest.param(lambda r, t: write(t / "invoke.yaml", 'release:\n  suffix: ""\n'), ["-f", "{tmp}/invoke.yaml", "deploy", "--dry-run"], 2, ["invoke config release.suffix '': a candidate Space needs a non-empty suffix"], id="suffix-empty-config-file"),
+    pytest.param(nothing, ["deploy", "--env", "a_env", "--repo-id", "openenv/a_env", "--dry-run"], 2, ["--repo-id openenv/a_env: openenv/a_env is a canonical Space", "only promote writes canonical Spaces"], id="repo-id-into-the-env-canonical"),
+    pytest.param(nothing, ["deploy", "--env", "a_env", "--repo-id", "openenv/b_env"], 2, ["--repo-id openenv/b_env: openenv/b_env is a canonical Space", "run promote"], id="repo-id-into-another-env-canonical"),
+    pytest.param(nothing, ["deploy", "--env", "a_env", "--repo-id", "openenv/sudoku"], 2, ["--repo-id openenv/sudoku: openenv/sudoku is a canonical Space", "promote"], id="repo-id-into-a-plugin-alias"),
+    pytest.param(nothing, ["deploy", "--env", "a_env", "--repo-id", "openenv/repl", "--dry-run"], 2, ["--repo-id openenv/repl: openenv/repl is a canonical Space", "promote"], id="repo-id-into-repl"),
     pytest.param(nothing, ["stage", "--repo", "{repo}/pyproject.toml"], 2, ["--repo", "pyproject.toml: not an OpenEnv checkout", "point --repo at"], id="repo-is-a-file"),
     pytest.param(nothing, ["deploy", "--jobs", "0", "--dry-run"], 2, ["--jobs '0' must be a whole number, at least 1"], id="jobs-0"),
     pytest.param(nothing, ["deploy", "--jobs", "four", "--dry-run"], 2, ["--jobs 'four' must be a whole number"], id="jobs-not-a-number"),
@@ -167,7 +179,7 @@ def test_a_hub_that_refuses_connections_is_one_line_naming_the_endpoint(
         program.run(argv)
     err = capsys.readouterr().err
     assert exited.value.code == 1 and "Traceback" not in err
-    assert f"error: token check at {endpoint}: cannot reach the Hub (ConnectError); check --hub-endpoint" in err
+    assert f"error: token check at {endpoint}: cannot reach the Hub at {endpoint} (ConnectError); check --hub-endpoint" in err
     assert tree_digest(checkout) == before
 
 
@@ -339,7 +351,7 @@ def test_a_hub_failure_for_one_env_leaves_the_others_deployed(
     config = config_for(checkout, tmp_path, hub_endpoint=local.endpoint)
     hub = Hub.connect(local.endpoint, token=local.token, policy=FAST)
     staged = stage_envs(config, discover_envs(checkout), registry())
-    deployed = {d.staged.env: d for d in deploy_all(hub, config, staged)}
+    deployed = {d.staged.env: d for d in deploy_all(hub, config, staged, fence=canonical_fence(config, registry()))}
     assert deployed["b_env"].ok and deployed["b_env"].commit
     error = deployed["a_env"].error or ""
     assert error.startswith("a_env: ") and fragment in error, error

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from releaselib.cleanup import cleanup
+from releaselib.errors import UsageError
 from releaselib.promote import promote
 from tests.release_world import make_release, writes
 
@@ -34,7 +38,9 @@ def test_without_yes_it_only_plans_and_an_unsuffixed_candidate_is_never_touched(
     (plan,) = cleanup(release.hub, release.config, release.verdicts, release.registry, action="archive")
     assert (plan.status, plan.steps) == ("planned", ("pause",))  # already private
     assert writes(localhub) == {}
-    unsuffixed = release.config.with_(suffix="")
-    (kept,) = cleanup(release.hub, unsuffixed, release.verdicts, release.registry, action="delete", apply=True)
+    with pytest.raises(UsageError, match="non-empty suffix"):
+        release.config.with_(suffix="")  # a release tuple never has an unsuffixed candidate
+    unsuffixed = {"echo_env": replace(release.verdicts["echo_env"], space_id="openenv/echo_env")}
+    (kept,) = cleanup(release.hub, release.config, unsuffixed, release.registry, action="delete", apply=True)
     assert kept.status == "kept" and "not a version-suffixed candidate" in kept.reason
     assert writes(localhub) == {}

@@ -9,9 +9,9 @@ import pytest
 from huggingface_hub import HfApi
 
 from releaselib.config import ReleaseConfig
-from releaselib.deploy import deploy_all, plan_all
+from releaselib.deploy import canonical_fence, check_repo_id, deploy_all, plan_all
 from releaselib.discover import discover_envs, select_envs
-from releaselib.errors import AuthError
+from releaselib.errors import AuthError, UsageError
 from releaselib.hub import Hub
 from releaselib.localhub.scenario import Fault, Scenario
 from releaselib.plugins import PluginRegistry, get_plugin_manager
@@ -45,9 +45,10 @@ def release(hub_endpoint: str, token: str | None, config: ReleaseConfig, *, dry_
     registry = PluginRegistry(get_plugin_manager(entry_points=False))
     staged = stage_envs(config, select_envs(discover_envs(config.repo), []), registry)
     hub = Hub.connect(hub_endpoint, token=token, policy=FAST)
+    fence = canonical_fence(config, registry)
     if dry_run:
-        return {d.staged.env: d for d in plan_all(hub, config, staged)}
-    return {d.staged.env: d for d in deploy_all(hub, config, staged)}
+        return {d.staged.env: d for d in plan_all(hub, config, staged, fence=fence)}
+    return {d.staged.env: d for d in deploy_all(hub, config, staged, fence=fence)}
 
 
 def remote_tree(api: HfApi, space_id: str) -> dict[str, str]:
@@ -107,12 +108,19 @@ def test_a_stale_remote_file_is_deleted_but_gitattributes_kept(localhub, checkou
     assert "uv.lock" not in tree and ".gitattributes" in tree
 
 
-def test_a_public_space_that_already_existed_becomes_private(localhub, checkout, tmp_path) -> None:
+def test_an_existing_space_deploy_did_not_create_keeps_its_visibility(localhub, checkout, tmp_path) -> None:
+    """Deploy sets visibility only on a Space it creates; the dry run says the same."""
     api = HfApi(endpoint=localhub.endpoint, token=localhub.token)
     api.create_repo("openenv/alpha_env-0.2.2", repo_type="space", space_sdk="docker", private=False)
-    results = release(localhub.endpoint, localhub.token, config_for(checkout, tmp_path))
-    assert results["alpha_env"].visibility_changed and not results["alpha_env"].created
-    assert api.space_info("openenv/alpha_env-0.2.2").private is True
+    config = config_for(checkout, tmp_path)
+    plan = release(localhub.endpoint, localhub.token, config, dry_run=True)["alpha_env"].plan
+    assert plan is not None and plan.visibility == "public (kept)" and "stays public" in (plan.note or "")
+    results = release(localhub.endpoint, localhub.token, config)
+    alpha = results["alpha_env"]
+    assert alpha.ok and alpha.commit and not alpha.created and "stays public" in (alpha.note or "")
+    assert api.space_info("openenv/alpha_env-0.2.2").private is False
+    assert not any(r.method == "PUT" and "settings" in r.path for r in localhub.requests())
+    assert results["beta_env"].created and api.space_info("openenv/beta_env-0.2.2").private is True
 
 
 def test_public_release_makes_public_spaces(localhub, checkout, tmp_path) -> None:
@@ -196,3 +204,53 @@ def test_the_deploy_task_records_into_the_release_ledger_when_it_exists(localhub
     deploy = recorded["alpha_env"]["deploy"]
     assert deploy["status"] == "done" and deploy["created"] and deploy["head"] == deploy["commit"]
     assert localhub.token not in default_path(config).read_text()
+
+
+def publish_canonical(api: HfApi, space_id: str) -> str:
+    """A public canonical Space holding an older release; returns its head sha."""
+    api.create_repo(space_id, repo_type="space", space_sdk="docker", private=False)
+    api.upload_file(path_or_fileobj=b"# 0.2.1\n", path_in_repo="README.md", repo_id=space_id, repo_type="space")
+    return api.space_info(space_id).sha
+
+
+@pytest.mark.parametrize(
+    ("config_file", "args", "env", "fragment"),
+    [
+        pytest.param(False, ["--suffix", ""], {}, "--suffix ''", id="empty-suffix-flag"),
+        pytest.param(False, [], {"OPENENV_RELEASE_SUFFIX": ""}, "OPENENV_RELEASE_SUFFIX=''", id="empty-suffix-variable"),
+        pytest.param(True, [], {}, "invoke config release.suffix ''", id="empty-suffix-config-file"),
+        pytest.param(False, ["--env", "echo_env", "--repo-id", "openenv/echo_env"], {}, "only promote writes canonical Spaces", id="repo-id-canonical"),
+        pytest.param(False, ["--env", "echo_env", "--repo-id", "openenv/sudoku"], {}, "only promote writes canonical Spaces", id="repo-id-plugin-alias"),
+    ],
+)
+def test_deploy_never_writes_a_canonical_space(localhub, checkout, tmp_path, config_file, args, env, fragment) -> None:
+    """Issue 12: ``deploy --suffix ""`` once pushed an unverified tree into the public canonical
+    openenv/echo_env, flipped it private and exited 0."""
+    from tests.test_bad_input import assert_one_line
+    from tests.test_tasks import cli
+
+    shutil.copytree(EXAMPLE_ENV, checkout / "envs" / "echo_env")
+    (tmp_path / "invoke.yaml").write_text('release:\n  suffix: ""\n')
+    api = HfApi(endpoint=localhub.endpoint, token=localhub.token)
+    heads = {s: publish_canonical(api, s) for s in ("openenv/echo_env", "openenv/sudoku")}
+    localhub.reset_counters()
+    core = ["-f", str(tmp_path / "invoke.yaml")] if config_file else []
+    task = ["deploy", "--repo", str(checkout), "--staging-dir", str(tmp_path / "staging"), "--version", "0.2.2"]
+    result = cli(*core, *task, *args, **localhub.client_env(), **env)
+    assert_one_line(result, 2, fragment, "promote")
+    for space_id, sha in heads.items():
+        info = api.space_info(space_id)
+        assert (info.sha, info.private) == (sha, False), space_id
+    assert localhub.counters().commits == 0
+    assert {r.method for r in localhub.requests()} <= {"GET"}
+
+
+def test_deploy_refuses_a_repo_id_naming_a_canonical_in_another_case_or_namespace(localhub, checkout, tmp_path) -> None:
+    """``--namespace foo --repo-id openenv/echo_env`` once overwrote the canonical: the fence
+    compares names without case, in every namespace."""
+    config = config_for(checkout, tmp_path).with_(namespace="foo")
+    fence = canonical_fence(config, PluginRegistry(get_plugin_manager(entry_points=False)))
+    for repo_id in ("openenv/echo_env", "OpenEnv/Echo_Env", "foo/ECHO_ENV"):
+        with pytest.raises(UsageError, match=r"is a canonical Space.*only promote"):
+            check_repo_id(repo_id, ["echo_env"], fence)
+    assert localhub.counters().commits == 0

@@ -30,7 +30,11 @@ def test_each_hook_is_documented(name: str) -> None:
     assert spec.__doc__ and len(spec.__doc__.strip()) > 20
 
 
-@pytest.mark.parametrize("name", HOOKS)
+#: Hooks for outside plugins only: the built-in envs have no secret-scan false positives.
+OUTSIDE_ONLY = {"openenv_release_allowed_secrets"}
+
+
+@pytest.mark.parametrize("name", [h for h in HOOKS if h not in OUTSIDE_ONLY])
 def test_each_hook_has_a_builtin_implementation(name: str) -> None:
     pm = get_plugin_manager(entry_points=False, disabled=())
     assert getattr(pm.hook, name).get_hookimpls(), f"no built-in plugin implements {name}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -20,7 +21,7 @@ import pytest
 import tomlkit
 from packaging.requirements import Requirement
 
-from releaselib.edit.deps import find_openenv_requirements
+from releaselib.edit.deps import find_openenv_requirements, rewrite_pyproject, tool_pins
 from releaselib.errors import PinError, ReleaseError
 from releaselib.pin import (
     PinResult,
@@ -30,6 +31,7 @@ from releaselib.pin import (
     lift_pin,
     pin_below,
     pin_env,
+    tool_written_pins,
     unified_diff,
 )
 from releaselib.records import Change
@@ -64,9 +66,20 @@ def one(spec: str, *, version: str = RELEASE, lift: bool = False) -> str:
     return str(tomlkit.parse(new)["project"]["dependencies"][0])  # type: ignore[index]
 
 
+MARKER = re.compile(
+    r"(?:\r?\n)?\[tool\.openenv-release\]\r?\n(?:#.*\n)?pins = \[\r?\n(?:.*\n)*?\]\r?\n"
+)
+
+
+def without_marker(text: str) -> str:
+    """``text`` without the ``[tool.openenv-release]`` table pin writes (and the gap before)."""
+    return MARKER.sub("", text)
+
+
 def changed_lines(before: str, after: str) -> set[int]:
+    before, after = without_marker(before).rstrip("\r\n"), without_marker(after).rstrip("\r\n")
     old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
-    assert len(old) == len(new), "a pin never adds or removes lines"
+    assert len(old) == len(new), "a pin adds or removes no requirement line"
     return {n for n, (a, b) in enumerate(zip(old, new, strict=True), start=1) if a != b}
 
 
@@ -125,8 +138,8 @@ def test_every_pinned_requirement_excludes_the_release_and_later(case: str) -> N
 
 def test_crlf_case_keeps_crlf_line_endings() -> None:
     pinned = read(GOLDEN / "crlf.pinned.toml")
-    assert pinned.count("\r\n") == pinned.count("\n") == 9
-    assert '    "openenv[core]<0.2.2",  # floor\r\n' in pinned
+    assert pinned.count("\r\n") == pinned.count("\n") == 15
+    assert '    "openenv[core]>=0.2.1,<0.2.2",  # floor\r\n' in pinned
 
 
 # How <V combines with what is there
@@ -135,24 +148,16 @@ def test_crlf_case_keeps_crlf_line_endings() -> None:
 @pytest.mark.parametrize(
     ("spec", "version", "expected"),
     [
-        ("openenv[core]>=0.2.2", RELEASE, "openenv[core]<0.2.2"),
         ("openenv>=0.2.0", RELEASE, "openenv>=0.2.0,<0.2.2"),
         ("openenv>=0.2.0, <0.3", RELEASE, "openenv>=0.2.0, <0.3, <0.2.2"),
-        ("openenv>0.2.2", RELEASE, "openenv<0.2.2"),
-        ("openenv==0.2.2", RELEASE, "openenv<0.2.2"),
-        ("openenv~=0.2.2", RELEASE, "openenv<0.2.2"),
         ("openenv~=0.2.0", RELEASE, "openenv~=0.2.0,<0.2.2"),
         ("openenv==0.2.*", RELEASE, "openenv==0.2.*,<0.2.2"),
-        ("openenv==0.3.*", RELEASE, "openenv<0.2.2"),
         ("openenv!=0.2.1", RELEASE, "openenv!=0.2.1,<0.2.2"),
-        ("openenv>=0.2.2.dev0", RELEASE, "openenv<0.2.2"),
         ("openenv", RELEASE, "openenv<0.2.2"),
         ("openenv (>=0.2)", RELEASE, "openenv (>=0.2,<0.2.2)"),
         ("openenv ; python_version < '3.12'", RELEASE, "openenv<0.2.2 ; python_version < '3.12'"),
-        ("openenv[core]>=0.2.2", "v0.2.2", "openenv[core]<0.2.2"),
+        ("openenv[core]>=0.2.1", "v0.2.2", "openenv[core]>=0.2.1,<0.2.2"),
         ("openenv[core]>=0.3.0", "0.3.2.dev0", "openenv[core]>=0.3.0,<0.3.2.dev0"),
-        ("openenv[core]>=0.3.2", "0.3.2.dev0", "openenv[core]<0.3.2.dev0"),
-        ("openenv[core]>=0.3.2rc1", "0.3.2.dev0", "openenv[core]<0.3.2.dev0"),
     ],
 )
 def test_pin_combines_with_existing_bounds(spec: str, version: str, expected: str) -> None:
@@ -207,10 +212,58 @@ def test_a_replaced_url_says_why() -> None:
     assert "direct URL" in change.why and "cannot carry a version bound" in change.why
 
 
-def test_a_dropped_lower_bound_is_named() -> None:
-    text = '[project]\ndependencies = ["openenv>=0.2.2"]\n'
-    _, [change] = pin_below(text, version=RELEASE, path="p")
-    assert "dropped >=0.2.2" in change.why
+@pytest.mark.parametrize(
+    ("spec", "version", "clause"),
+    [
+        ("openenv[core]>=0.2.2", RELEASE, ">=0.2.2"),
+        ("openenv[core]>=0.2.3", RELEASE, ">=0.2.3"),
+        ("openenv>0.2.2", RELEASE, ">0.2.2"),
+        ("openenv==0.2.2", RELEASE, "==0.2.2"),
+        ("openenv~=0.2.2", RELEASE, "~=0.2.2"),
+        ("openenv==0.3.*", RELEASE, "==0.3.*"),
+        ("openenv>=0.2.0,>=0.2.2.dev0", RELEASE, ">=0.2.2.dev0"),
+        ("openenv[core]>=0.3.2rc1", "0.3.2.dev0", ">=0.3.2rc1"),
+    ],
+)
+def test_pin_refuses_when_the_env_requires_the_release_or_later(
+    spec: str, version: str, clause: str
+) -> None:
+    """``<V`` beside a lower bound at or above V is a contradiction: refused, nothing written."""
+    text = tomlkit.dumps({"project": {"name": "x", "dependencies": [spec]}})
+    with pytest.raises(PinError) as caught:
+        pin_below(text, version=version, path="envs/x/pyproject.toml")
+    message = str(caught.value)
+    assert message.startswith("envs/x/pyproject.toml:")
+    assert f"requires {clause}, at or above the release" in message
+    assert "contradict" in message
+
+
+def test_pin_env_refusing_writes_nothing(tmp_path: Path) -> None:
+    text = '[project]\nname = "e"\ndependencies = ["openenv[core]>=0.2.3"]\n'
+    path = make_env(tmp_path, "e", text)
+    with pytest.raises(PinError, match=re.escape("at or above the release 0.2.2")):
+        pin_env(tmp_path, "e", version=RELEASE)
+    assert read(path) == text
+
+
+def test_pins_are_marked_for_staging_lifting_and_promote(tmp_path: Path) -> None:
+    """The table survives tomlkit; staging names the pin it replaces; lift removes the mark."""
+    text = '[project]\nname = "e"\ndependencies = [\n    "openenv[core]>=0.2.0",  # keep\n]\n'
+    pinned, _ = pin_below(text, version=RELEASE, path="p")
+    doc = tomlkit.parse(tomlkit.dumps(tomlkit.parse(pinned)))
+    assert tool_pins(doc) == {"openenv[core]>=0.2.0,<0.2.2": RELEASE}
+    assert '    "openenv[core]>=0.2.0,<0.2.2",  # keep\n' in pinned
+    make_env(tmp_path, "e", pinned)
+    assert tool_written_pins(tmp_path, "e") == [
+        "envs/e/pyproject.toml: openenv[core]>=0.2.0,<0.2.2"
+    ]
+    staged, [change] = rewrite_pyproject(pinned, path="p", dist="openenv", ref="v0.2.3")
+    assert change.before == "openenv[core]>=0.2.0,<0.2.2"
+    assert "a pin openenv-release wrote" in change.why
+    make_env(tmp_path, "e", staged)
+    assert tool_written_pins(tmp_path, "e") == []
+    lifted, _ = lift_pin(pinned, version=NEXT, path="p")
+    assert lifted == text
 
 
 # Lifting
@@ -314,7 +367,7 @@ def test_pin_env_writes_atomically_and_keeps_bytes_and_mode(tmp_path: Path) -> N
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
     assert sorted(p.name for p in path.parent.iterdir()) == ["pyproject.toml"]
     assert result.diff == unified_diff(source, read(path), result.path)
-    assert '-    "openenv[core]>=0.2.2",  # floor\r\n' in result.diff
+    assert '-    "openenv[core]>=0.2.1",  # floor\r\n' in result.diff
     assert [c.line for c in result.changes] == [7]
 
 
@@ -332,7 +385,7 @@ def test_lift_env_pin_after_pin_env(tmp_path: Path) -> None:
     pin_env(tmp_path, "e", version=RELEASE)
     result = lift_env_pin(tmp_path, "e", version=NEXT)
     assert result.changed and result.action == "lift"
-    assert '"openenv[core]>=0.2.3"' in read(path)
+    assert '"openenv[core]>=0.2.1"' in read(path)
 
 
 def test_pin_env_without_a_pyproject_says_what_to_do(tmp_path: Path) -> None:
@@ -357,26 +410,32 @@ def test_real_world_file_changes_only_its_dependency_line(tmp_path: Path) -> Non
     if not source.is_file():
         pytest.skip(f"{source} is absent from the snapshot")
     path = make_env(tmp_path, "echo_env", read(source))
-    result = pin_env(tmp_path, "echo_env", version=RELEASE)
-    before, after = read(source).splitlines(), read(path).splitlines()
+    with pytest.raises(PinError, match=re.escape("requires >=0.2.2, at or above the release 0.2.2")):
+        pin_env(tmp_path, "echo_env", version=RELEASE)  # its own floor is the release
+    result = pin_env(tmp_path, "echo_env", version=NEXT)
+    before, after = read(source).splitlines(), without_marker(read(path)).splitlines()
     assert len(before) == len(after)
     differing = [(n, a, b) for n, (a, b) in enumerate(zip(before, after, strict=True), 1) if a != b]
-    assert differing == [(18, '    "openenv[core]>=0.2.2",', '    "openenv[core]<0.2.2",')]
+    assert differing == [(18, '    "openenv[core]>=0.2.2",', '    "openenv[core]>=0.2.2,<0.2.3",')]
     assert [c.line for c in result.changes] == [18]
 
 
 def test_every_snapshot_env_pins_to_below_the_release() -> None:
+    """At 0.3.1 every real env can be pinned; at 0.2.2 those asking for >=0.2.2 are refused."""
     snapshot_or_skip()
+    refused = []
     for source in sorted(SNAPSHOT.glob("envs/*/pyproject.toml")):
         text = read(source)
-        pinned, changes = pin_below(text, version=RELEASE, path=str(source))
+        pinned, changes = pin_below(text, version="0.3.1", path=str(source))
         assert changed_lines(text, pinned) == {c.line for c in changes}, source
         for spec in find_openenv_requirements(pinned):
-            assert not Requirement(spec).specifier.contains(RELEASE, prereleases=True), (
-                source,
-                spec,
-            )
-        assert pin_below(pinned, version=RELEASE, path="p")[1] == []
+            assert not Requirement(spec).specifier.contains("0.3.1", prereleases=True), spec
+        assert pin_below(pinned, version="0.3.1", path="p")[1] == []
+        try:
+            pin_below(text, version=RELEASE, path=str(source))
+        except PinError:
+            refused.append(source.parent.name)
+    assert "echo_env" in refused and "calendar_env" not in refused and "wildfire_env" not in refused
 
 
 # Committing

@@ -1,9 +1,12 @@
-"""The runtime probe against scripted servers (httpx.MockTransport): verdicts and step bodies."""
+"""The runtime probe against scripted servers (httpx.MockTransport) and real sockets: verdicts,\nwhose side of the wire a failure is on, and step bodies."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -86,21 +89,80 @@ def test_a_422_on_our_step_body_is_our_error_not_the_envs() -> None:
     assert result.reason.startswith("probe error") and "body.action" in result.reason
 
 
-def test_a_timeout_is_inconclusive() -> None:
+def test_a_timeout_is_inconclusive_and_ours_with_a_remedy() -> None:
     def slow(request: httpx.Request) -> httpx.Response:
         raise httpx.ReadTimeout("slow", request=request)
 
     result = probe(server(reset=slow)[0])
-    assert result.outcome is Outcome.INCONCLUSIVE and "timed out" in result.reason
+    assert result.outcome is Outcome.INCONCLUSIVE and result.our_error
+    assert "timed out" in result.reason and "--timeout" in result.reason
     assert result.transcript[-1].status is None
 
 
-def test_no_server_fails() -> None:
-    def refused(request: httpx.Request) -> httpx.Response:
-        raise httpx.ConnectError("connection refused", request=request)
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
-    result = probe(server(health=refused)[0])
-    assert result.outcome is Outcome.FAIL and "no answer" in result.reason
+
+@contextmanager
+def hangs_up() -> Iterator[int]:
+    """A real TCP server that accepts each connection and closes it before any HTTP answer."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.recv(65536)
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        listener.close()
+        thread.join(5)
+
+
+def test_a_refused_connection_is_ours_not_the_envs() -> None:
+    result = probe_base_url(f"http://127.0.0.1:{closed_port()}", timeout=5)
+    assert result.outcome is Outcome.INCONCLUSIVE and result.our_error
+    assert "refused before any HTTP answer" in result.reason
+    assert result.transcript[-1].status is None
+
+
+def test_a_connection_closed_before_any_answer_is_ours() -> None:
+    with hangs_up() as port:
+        result = probe_base_url(f"http://127.0.0.1:{port}", timeout=5)
+    assert result.outcome is Outcome.INCONCLUSIVE and result.our_error
+    assert "broke before any HTTP answer" in result.reason
+
+
+def test_a_name_that_does_not_resolve_is_ours() -> None:
+    result = probe_base_url("http://no-such-space.invalid", timeout=5)
+    assert result.outcome is Outcome.INCONCLUSIVE and result.our_error
+    assert "resolve" in result.reason and "DNS" in result.reason
+
+
+def test_a_422_that_names_no_part_of_our_body_is_the_servers_answer() -> None:
+    transport, _ = server(step=lambda r: httpx.Response(422, text="Unprocessable"))
+    result = probe(transport)
+    assert result.outcome is Outcome.FAIL and "POST /step answered 422" in result.reason
+
+
+def test_a_4xx_on_a_schema_correct_step_fails_but_a_refused_token_is_ours() -> None:
+    transport, _ = server(step=lambda r: httpx.Response(400, json={"detail": "bad action"}))
+    assert probe(transport).outcome is Outcome.FAIL
+    transport, _ = server(reset=lambda r: httpx.Response(401, json={"error": "token"}))
+    refused = probe(transport)
+    assert refused.outcome is Outcome.INCONCLUSIVE and refused.our_error
+    assert "HF_TOKEN" in refused.reason
 
 
 def test_bodies_are_trimmed_to_one_line() -> None:

@@ -13,6 +13,7 @@ from releaselib.localhub import LocalHub, Scenario, SpaceBehaviour
 from releaselib.probe import Outcome
 from releaselib.runtime import Recovery, recover
 from releaselib.signatures import SIGNATURES
+from releaselib.space_ids import Canonicals
 from tests.test_verify import (
     EXAMPLES,
     connect,
@@ -46,7 +47,7 @@ def run_recover(hub: LocalHub, root: Path, staged, **options) -> tuple[Recovery,
     settings = {"limit": 30.0, "wait": 60.0, "interval": 0.1} | options
     result = recover(
         connect(hub), release_config(root), staged, signatures=SIGNATURES,
-        on_action=printed.append, **settings,
+        on_action=printed.append, fence=Canonicals.of([staged.env], ()), **settings,
     )
     return result, printed
 

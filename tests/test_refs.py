@@ -55,11 +55,18 @@ def test_an_untagged_version_falls_back_to_main_with_a_warning(
     assert "fell back to main" in resolution.reason
 
 
-def test_a_sha_is_used_as_given(remote: Path, tmp_path: Path) -> None:
-    resolution = resolve_ref("abcdef1", repo=tmp_path, checkout_dist="openenv", remote=str(remote))
+def test_a_sha_given_as_ref_is_used_as_given(remote: Path, tmp_path: Path) -> None:
+    resolution = resolve_ref(
+        "0.2.2", ref="abcdef1", repo=tmp_path, checkout_dist="openenv", remote=str(remote)
+    )
     assert resolution.ref == "abcdef1"
     assert resolution.dist == "openenv"
     assert "could not read pyproject.toml at abcdef1" in (resolution.warning or "")
+
+
+def test_a_sha_looking_version_is_a_version(remote: Path, tmp_path: Path) -> None:
+    resolution = resolve_ref("abcdef1", repo=tmp_path, checkout_dist="x", remote=str(remote))
+    assert resolution.ref == "main" and "no tag abcdef1 or vabcdef1" in resolution.reason
 
 
 def test_an_unreadable_remote_says_so_and_uses_the_checkout_name(tmp_path: Path) -> None:

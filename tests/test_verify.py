@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
+import socket
 import ssl
 import subprocess
 import sys
@@ -13,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import certifi
 import httpx
 import pytest
 
@@ -20,13 +23,25 @@ from releaselib.config import ReleaseConfig
 from releaselib.deploy import deploy_all
 from releaselib.hookspecs import hookimpl
 from releaselib.hub import Hub
+from releaselib.ledger import Ledger
 from releaselib.localhub import LocalHub, Scenario, SpaceBehaviour
+from releaselib.pin_step import pin_envs
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.probe import Outcome, probe_base_url
 from releaselib.records import Probe, StagedSpace
 from releaselib.retry import RetryPolicy
+from releaselib.runtime import Domain, SpaceState, settle
+from releaselib.space_ids import Canonicals
 from releaselib.stage import build_manifest, manifest_hash
-from releaselib.verify import VerifyResult, candidates, env_of, plan_for, verify_spaces
+from releaselib.verify import (
+    VerifyResult,
+    candidates,
+    check_space,
+    env_of,
+    plan_for,
+    probe_jobs,
+    verify_spaces,
+)
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "envs"
 FAST = RetryPolicy(attempts=4, base=0.01, cap=0.05)
@@ -83,7 +98,8 @@ def deploy_examples(hub: LocalHub, root: Path, envs: dict[str, str]) -> list[Sta
     if step.exists():
         step.write_text(STEP_RAISES)
         staged = [staged_space(config, s.env, s.staged_dir) for s in staged]
-    deployed = deploy_all(connect(hub), config, staged)
+    fence = Canonicals.of(envs, ())
+    deployed = deploy_all(connect(hub), config, staged, fence=fence)
     assert all(d.ok for d in deployed), [d.error for d in deployed]
     return staged
 
@@ -101,10 +117,10 @@ def tls(hub: LocalHub) -> ssl.SSLContext:
 
 
 def verify(hub: LocalHub, *envs: str, plugins: PluginRegistry | None = None, **options: Any) -> dict[str, VerifyResult]:
-    settings: dict[str, Any] = {"timeout": 30.0, "wait": 120.0, "interval": 0.2, "jobs": 8} | options
+    settings: dict[str, Any] = {"timeout": 30.0, "wait": 120.0, "interval": 0.2, "jobs": 8, "tls": tls(hub)} | options
     results = verify_spaces(
         connect(hub), [f"openenv/{e}{SUFFIX}" for e in envs], suffix=SUFFIX,
-        registry=plugins or registry(), tls=tls(hub), **settings,
+        registry=plugins or registry(), **settings,
     )
     return {r.env: r for r in results}
 
@@ -128,11 +144,62 @@ def test_a_healthy_env_passes_with_reset_and_a_schema_derived_step(hub: LocalHub
     assert result.verdict.commit and len(result.verdict.commit) == 40
 
 
-def test_health_200_with_reset_500_fails(hub: LocalHub) -> None:
+def test_health_200_with_reset_500_fails_and_is_pinned(hub: LocalHub, tmp_path: Path) -> None:
     result = verify(hub, "broken_env")["broken_env"]
     transcript = result.attempts[0].result.transcript
     assert transcript[0].status == 200  # /health was fine
     assert result.outcome is Outcome.FAIL and "POST /reset answered 500" in result.reason
+    assert not result.our_error
+    [decision] = pin_envs(connect(hub), checkout(tmp_path, "broken_env"), {"broken_env": result.verdict})
+    assert decision.decision == "pin" and decision.changed
+
+
+def checkout(root: Path, env: str) -> ReleaseConfig:
+    """A release config over a checkout holding ``env`` (a copy of the echo example)."""
+    shutil.copytree(EXAMPLES / "echo_env", root / "envs" / env, ignore=shutil.ignore_patterns("__pycache__"))
+    return release_config(root)
+
+
+def test_a_client_that_does_not_trust_the_domains_ca_is_ours_and_never_pinned(hub: LocalHub, tmp_path: Path) -> None:
+    untrusting = ssl.create_default_context(cafile=certifi.where())  # no embedded-Hub CA in it
+    result = verify(hub, "echo_env", tls=untrusting)["echo_env"]
+    assert result.outcome is Outcome.INCONCLUSIVE and result.our_error, result.reason
+    assert "does not trust the domain's certificate" in result.reason and "SSL_CERT_FILE" in result.reason
+    config = checkout(tmp_path, "echo_env")
+    pyproject = (config.repo / "envs" / "echo_env" / "pyproject.toml").read_text()
+    [decision] = pin_envs(connect(hub), config, {"echo_env": result.verdict})
+    assert decision.decision == "leave" and not decision.changed
+    assert (config.repo / "envs" / "echo_env" / "pyproject.toml").read_text() == pyproject
+
+
+def running_state(hub: LocalHub, env: str) -> SpaceState:
+    return settle(connect(hub), f"openenv/{env}{SUFFIX}", wait=60, interval=0.2)
+
+
+def test_a_refused_connection_is_ours_not_the_spaces(hub: LocalHub) -> None:
+    state = running_state(hub, "echo_env")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        gone = f"127.0.0.1:{sock.getsockname()[1]}"  # a domain nothing listens on once closed
+    state = dataclasses.replace(state, domains=(Domain(gone, "READY"),))
+    result = check_space(state, plan_for(registry(), "echo_env", 5.0), headers={}, tls=tls(hub))
+    assert result.outcome is Outcome.INCONCLUSIVE and result.our_error
+    assert "refused before any HTTP answer" in result.reason
+
+
+def test_health_errors_fail_only_on_every_ready_domain_of_a_running_space(hub: LocalHub) -> None:
+    """Without the token a private Space's domains answer 404 for /health."""
+    state = running_state(hub, "echo_env")
+    plan = plan_for(registry(), "echo_env", 10.0)
+    result = check_space(state, plan, headers={}, tls=tls(hub))
+    assert result.outcome is Outcome.FAIL and "GET /health answered 404" in result.reason
+    waking = dataclasses.replace(state, stage="SLEEPING")
+    unsure = check_space(waking, plan, headers={}, tls=tls(hub))
+    assert unsure.outcome is Outcome.INCONCLUSIVE and "once it is RUNNING" in unsure.reason
+
+
+def test_probe_threads_default_to_16_or_the_candidate_count() -> None:
+    assert (probe_jobs(None, 30), probe_jobs(None, 5), probe_jobs(40, 60), probe_jobs(None, 0)) == (16, 5, 40, 1)
 
 
 def test_reset_fine_but_step_500_fails(hub: LocalHub) -> None:
@@ -160,9 +227,10 @@ def test_a_private_space_passes_because_the_token_is_sent(hub: LocalHub) -> None
     assert anonymous.outcome is Outcome.FAIL and "404" in anonymous.reason
 
 
-def test_a_reset_slower_than_the_timeout_is_inconclusive(hub: LocalHub) -> None:
+def test_a_reset_slower_than_the_timeout_is_inconclusive_and_ours(hub: LocalHub) -> None:
     result = verify(hub, "slow_env", timeout=1.0)["slow_env"]
     assert result.outcome is Outcome.INCONCLUSIVE and "timed out" in result.reason
+    assert result.our_error and "--timeout" in result.reason
     assert result.attempts[0].result.transcript[-1].status is None
 
 
@@ -227,10 +295,11 @@ def test_candidates_are_the_suffixed_spaces_of_the_namespace(hub: LocalHub) -> N
     assert chosen == ["acme/x", "openenv/echo_env-0.2.2"]
 
 
-def test_a_missing_space_fails_without_waiting(hub: LocalHub) -> None:
+def test_a_missing_space_is_inconclusive_without_waiting(hub: LocalHub) -> None:
     start = time.monotonic()
     result = verify(hub, "nope_env")["nope_env"]
-    assert result.outcome is Outcome.FAIL and "not found" in result.reason
+    assert result.outcome is Outcome.INCONCLUSIVE and "not found" in result.reason
+    assert result.our_error and "deploy it" in result.reason
     assert time.monotonic() - start < 5
 
 
@@ -256,3 +325,36 @@ def test_the_verify_task_prints_json_records_the_ledger_and_exits_1_on_a_fail(hu
     recorded = json.loads(ledger.read_text())["envs"]
     assert recorded["echo_env"]["verify"]["outcome"] == "PASS" and recorded["echo_env"]["verify"]["status"] == "done"
     assert hub.token not in done.stdout + done.stderr + ledger.read_text()
+
+
+def test_verify_needs_no_checkout_and_never_runs_git(hub: LocalHub, tmp_path: Path) -> None:
+    """No --repo: the tuple comes from the one ledger under the staging dir, or from --suffix."""
+    fake_bin, marker = tmp_path / "bin", tmp_path / "git-was-called"
+    fake_bin.mkdir()
+    (fake_bin / "git").write_text(f"#!/bin/sh\necho \"$@\" >> {marker}\nexit 1\n")
+    (fake_bin / "git").chmod(0o755)
+    here = tmp_path / "not-a-checkout"
+    ledger = here / "hf-staging" / "ledger-openenv-0.2.2.json"
+    release = {"namespace": "openenv", "version": "0.2.2", "suffix": SUFFIX, "ref": "v0.2.2", "dist": "openenv-core"}
+    Ledger.load(ledger, release)
+    env = {
+        **hub.client_env(), "PATH": f"{fake_bin}:/usr/bin:/bin", "HOME": str(tmp_path),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
+    code = "from openenv_release.cli import main; main()"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", code, "verify", "--env", "echo_env", "--json", *args],
+                              cwd=here, env=env, capture_output=True, text=True, timeout=120)
+
+    from_ledger = run()
+    assert from_ledger.returncode == 0, from_ledger.stderr
+    assert json.loads(from_ledger.stdout)[0]["outcome"] == "PASS"
+    assert json.loads(ledger.read_text())["envs"]["echo_env"]["verify"]["outcome"] == "PASS"
+    from_suffix = run("--suffix", SUFFIX, "--staging-dir", str(tmp_path / "elsewhere"))
+    assert from_suffix.returncode == 0, from_suffix.stderr
+    assert json.loads(from_suffix.stdout)[0]["space"] == f"openenv/echo_env{SUFFIX}"
+    assert not (tmp_path / "elsewhere").exists() and not marker.exists()
+    Ledger.load(ledger.with_name("ledger-openenv-0.3.0.json"), {**release, "version": "0.3.0", "suffix": "-0.3.0"})
+    two = run()
+    assert two.returncode == 2 and "2 release ledgers" in two.stderr and "--version" in two.stderr

@@ -3,9 +3,15 @@
 # registry (docs/local-containers.md, "Offline"):
 #
 #   ghcr.io/huggingface/openenv-base:latest  a debootstrapped Debian bookworm with Python 3.11,
-#                                            pip/venv, curl, git, the host's CA bundle, uv, and
+#                                            pip/venv, curl, the host's CA bundle, uv, and
 #                                            ENV PYTHONPATH=/app/src (a stand-in for the real base)
 #   ghcr.io/astral-sh/uv:<UV_VERSION>        just /uv and /uvx, taken from the uv wheel on PyPI
+#
+# No git, on purpose: the real openenv-base (src/openenv/core/containers/images/Dockerfile in
+# OpenEnv) installs only curl and ca-certificates on python:3.11-slim. A staged Dockerfile that
+# installs a git+ requirement without installing git first must fail here as it fails on Spaces
+# (the staged `apt-get install git` then needs a reachable Debian mirror). A root filesystem
+# tarball made before this change still holds git: rebuild it with REBUILD=1.
 #
 # Needs root, debootstrap, pip (to download the uv wheel) and the engine (podman or docker).
 # The root filesystem is kept as a tarball in $WORK, so a second run only re-imports (seconds).
@@ -82,7 +88,7 @@ if [ ! -s "$tarball" ] || [ "${REBUILD:-0}" = 1 ]; then
     rm -rf "$rootfs"
     log "debootstrap bookworm into $rootfs (about 1 minute)"
     debootstrap --variant=minbase \
-        --include=python3,python3-venv,python3-pip,curl,git,ca-certificates \
+        --include=python3,python3-venv,python3-pip,curl,ca-certificates \
         bookworm "$rootfs" "$debian_url" >"$work/debootstrap.log" 2>&1 \
         || { tail -20 "$work/debootstrap.log" >&2; exit 1; }
     rm -f "$rootfs"/usr/lib/python3*/EXTERNALLY-MANAGED   # the official image lets pip install
@@ -108,5 +114,6 @@ import_as "$base_tag" \
 
 log "checking"
 "$engine" run --rm "$base_tag" sh -c \
-    'python --version && uv --version && git --version && curl --version | head -1 && echo "PYTHONPATH=$PYTHONPATH"'
+    'python --version && uv --version && curl --version | head -1 && echo "PYTHONPATH=$PYTHONPATH" \
+     && ! command -v git >/dev/null && echo "no git, like the real base"'
 "$engine" images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E "openenv-base|astral-sh/uv"

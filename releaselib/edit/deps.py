@@ -1,15 +1,19 @@
 """Pin every OpenEnv dependency of a staged Space to the release's git ref.
 
-A loose spec (``openenv[core]>=0.2.2``) or an OpenEnv git URL without a ref (or at ``@main``/
-``@master``) would let a sweep install an older PyPI release or a moving branch; each becomes
-``<dist>[core] @ git+https://github.com/huggingface/OpenEnv.git@<ref>``. Decisions:
+Every OpenEnv requirement (``openenv`` or ``openenv-core``) in a file the build reads becomes
+``<dist>[core] @ git+https://github.com/huggingface/OpenEnv.git@<ref>``, whatever it said:
+a range, an upper bound, an exact version, no version, an OpenEnv git URL at another ref, or
+a URL to another repository. Anything else would let the build install a PyPI release or other
+code than the one the release verifies. Decisions:
 
+- Each rewrite is a Change whose ``before`` is the spec it replaced and whose ``why`` says what
+  kind it was (loose, bounded or exact, a URL elsewhere, a pin ``pin`` wrote).
 - Extras beyond ``core`` are kept (``openenv[cli]>=0.2`` -> ``openenv[core,cli] @ ...``), since
   dropping one would silently drop packages the env needs; ``core`` is always added.
-- Environment markers are kept as written, after `` ; `` (pip needs the space after a URL).
-- Deliberate pins are left alone and not recorded: a git URL at any other ref (tag or sha), a URL
-  to any other repository or file, and version specs with an upper bound or an exact version
-  (``==``, ``===``, ``<``, ``<=``, ``~=``; ``pin`` writes such bounds for failed envs).
+- Environment markers are kept as written, after `` ; `` (pip needs the space after a URL);
+  comments stay where they were (requirements files, TOML arrays).
+- ``[tool.uv.sources]`` entries for OpenEnv (uv prefers them over the requirement) become a git
+  source at the ref: a git source at another rev is re-pointed, a path source replaced.
 - A project's references to itself (the root ``all = ["openenv[core]", ...]``) are not
   dependencies and are never touched.
 """
@@ -58,6 +62,11 @@ _SHELL_TOKEN = re.compile(
 _PIP = re.compile(r"(?:.*/)?pip(?:\d+(?:\.\d+)*)?")
 _OPTIONS_WITH_VALUE = frozenset({"-e", "--editable", "-r", "--requirement", "-c", "--constraint"})
 _DOUBLE_QUOTE_UNSAFE = frozenset('"\\$`')
+_HASH_OPTION = re.compile(r"[ \t]+--hash[= ]\S+")
+_INCLUDE_OPTIONS = frozenset({"-r", "--requirement", "-c", "--constraint"})
+#: Where ``pin`` records the requirement strings it wrote, so later steps recognise them.
+TOOL_TABLE = "openenv-release"
+_SOURCE_KINDS = ("path", "editable", "git", "rev", "tag", "branch", "url", "index", "workspace")
 
 
 def pinned_requirement(
@@ -74,18 +83,17 @@ def pinned_requirement(
 
 
 def rewrite_requirement(spec: str, *, dist: str, ref: str) -> str | None:
-    """Return the pinned form of ``spec`` if it is an OpenEnv requirement to pin, else None.
+    """Return the pinned form of ``spec`` if it is an OpenEnv requirement not yet pinned to
+    ``ref``, else None. ``spec`` may also be a bare OpenEnv git URL, as pip accepts.
 
-    ``spec`` may also be a bare OpenEnv git URL, as pip and requirements files accept.
     Raises ``InvalidRequirement`` when ``spec`` names OpenEnv but cannot be parsed.
     """
     bare = _bare_openenv_url(spec)
     if bare is not None:
-        url_ref, marker = bare
-        new = pinned_requirement(dist, ref, marker) if url_ref in MOVING_REFS else None
+        new = pinned_requirement(dist, ref, bare[1])
     else:
         req = parse_requirement(spec)
-        if req is None or not _needs_pin(req):
+        if req is None:
             return None
         new = pinned_requirement(dist, ref, _marker(spec, req), extras=tuple(req.extras))
     return None if new == spec.strip() else new
@@ -104,9 +112,10 @@ def find_openenv_requirements(text: str, *, path: str = "pyproject.toml") -> lis
 
 
 def rewrite_pyproject(text: str, *, path: str, dist: str, ref: str) -> tuple[str, list[Change]]:
-    """Pin OpenEnv dependencies in a pyproject and drop ``tool.uv.sources`` path entries."""
+    """Pin OpenEnv dependencies in a pyproject and point its OpenEnv uv sources at ``ref``."""
     doc = parse_toml(text, path)
     own = own_name(doc)
+    written = tool_pins(doc)
     changes: list[Change] = []
     seen: Counter[str] = Counter()
     for array in requirement_arrays(doc):
@@ -119,8 +128,9 @@ def rewrite_pyproject(text: str, *, path: str, dist: str, ref: str) -> tuple[str
             new = _rewrite_at(spec, path, line, dist=dist, ref=ref)
             if new is not None:
                 array[index] = string_like(item, new)
-                changes.append(Change(path, line, spec, new, _why(spec, ref)))
-    changes += _drop_path_sources(doc, text, path)
+                why = why_pinned(spec, ref, tool_pin=spec in written)
+                changes.append(Change(path, line, spec, new, why))
+    changes += _pin_sources(doc, text, path, ref)
     return (tomlkit.dumps(doc) if changes else text), changes
 
 
@@ -137,9 +147,29 @@ def rewrite_requirements_txt(
             continue
         new = _rewrite_at(spec, path, number, dist=dist, ref=ref)
         if new is not None:
-            lines[number - 1] = line[:start] + new + line[end:]
-            changes.append(Change(path, number, spec, new, _why(spec, ref)))
+            rest = _HASH_OPTION.sub("", line[end:])
+            lines[number - 1] = line[:start] + new + rest
+            why = why_pinned(spec, ref)
+            if rest != line[end:]:
+                why += "; its --hash options (for a PyPI file) dropped"
+            changes.append(Change(path, number, spec, new, why))
     return "\n".join(lines), changes
+
+
+def included_files(text: str) -> list[str]:
+    """The files a requirements text reads through ``-r``/``-c`` (and the long forms)."""
+    found = []
+    for line in text.splitlines():
+        words = re.split(r"(?:^|\s)#", line, maxsplit=1)[0].split()
+        for i, word in enumerate(words):
+            name, eq, value = word.partition("=")
+            if name in _INCLUDE_OPTIONS and eq:
+                found.append(value)
+            elif word in _INCLUDE_OPTIONS and i + 1 < len(words):
+                found.append(words[i + 1])
+            elif word.startswith(("-r", "-c")) and len(word) > 2 and word[2] != "-":
+                found.append(word[2:])
+    return found
 
 
 def rewrite_shell_command(
@@ -160,7 +190,7 @@ def rewrite_shell_command(
             continue
         pieces += [command[done : match.start()], _shell_quote(new, match.group()[0])]
         done = match.end()
-        changes.append(Change(path, word_line, value, new, _why(value, ref)))
+        changes.append(Change(path, word_line, value, new, why_pinned(value, ref)))
     return "".join([*pieces, command[done:]]), changes
 
 
@@ -203,14 +233,6 @@ def _names_openenv(spec: str) -> bool:
     return match is not None and canonicalize_name(match.group(1)) in OPENENV_DISTS
 
 
-def _needs_pin(req: Requirement) -> bool:
-    """True for a loose version spec or an OpenEnv git URL at no ref, main or master."""
-    if req.url is not None:
-        match = OPENENV_URL.fullmatch(req.url)
-        return match is not None and match.group("ref") in MOVING_REFS
-    return all(s.operator in _LOOSE_OPERATORS for s in req.specifier)
-
-
 def _marker(spec: str, req: Requirement) -> str | None:
     """The marker of ``spec`` as its author wrote it, or packaging's form if that is ambiguous."""
     if req.marker is None:
@@ -226,11 +248,31 @@ def _same_marker(text: str, marker: Marker) -> bool:
         return False
 
 
-def _why(before: str, ref: str) -> str:
-    """The recorded reason for pinning ``before``."""
-    if OPENENV_URL.search(before):
+def why_pinned(before: str, ref: str, *, tool_pin: bool = False) -> str:
+    """The recorded reason for pinning ``before`` to ``ref``: what kind of spec it was."""
+    if tool_pin:
+        return f"a pin openenv-release wrote after a failed release; the Space runs {ref}"
+    bare = _bare_openenv_url(before)
+    url = OPENENV_URL.search(before) if bare is not None else None
+    if bare is None:
+        req = Requirement(before)
+        if req.url is not None:
+            url = OPENENV_URL.fullmatch(req.url)
+            if url is None:
+                return f"URL {req.url} is not OpenEnv at the release's ref; pinned to {ref}"
+        elif not req.specifier:
+            return f"an unversioned OpenEnv spec would install a PyPI release; pinned to {ref}"
+        elif all(s.operator in _LOOSE_OPERATORS for s in req.specifier):
+            return f"loose OpenEnv spec would install an older PyPI release; pinned to {ref}"
+        else:
+            return (
+                f"OpenEnv spec {req.specifier} would install a PyPI release, not the release's "
+                f"code; pinned to {ref}"
+            )
+    at = url.group("ref") if url is not None else None
+    if at in MOVING_REFS:
         return f"OpenEnv git URL follows a moving branch; pinned to {ref}"
-    return f"loose OpenEnv spec would install an older PyPI release; pinned to {ref}"
+    return f"OpenEnv git URL at {at}, not the release's ref; pinned to {ref}"
 
 
 def parse_toml(text: str, path: str) -> Any:
@@ -291,28 +333,65 @@ def string_like(item: String, new: str) -> String:
     return tomlkit.string(new, literal=literal)
 
 
-def _drop_path_sources(doc: Any, text: str, path: str) -> list[Change]:
-    """Remove ``tool.uv.sources`` path entries for OpenEnv and record each removal.
+def tool_pins(doc: Any) -> dict[str, str]:
+    """Requirement strings ``pin`` wrote (``[tool.openenv-release] pins``) -> the release."""
+    table = doc.get("tool", {}).get(TOOL_TABLE, {})
+    entries = table.get("pins", []) if isinstance(table, dict) else []
+    return {
+        str(e["requirement"]): str(e.get("release", "?"))
+        for e in entries
+        if isinstance(e, dict) and isinstance(e.get("requirement"), str)
+    }
 
-    uv prefers a source over the dependency string, so a path to the OpenEnv checkout (which a
-    Space does not have) would override the pinned git URL; the dependency now carries the pin.
+
+def _pin_sources(doc: Any, text: str, path: str, ref: str) -> list[Change]:
+    """Point every OpenEnv ``tool.uv.sources`` entry at the OpenEnv repository at ``ref``.
+
+    uv prefers a source over the dependency string, so a git source at another rev, or a path to
+    the OpenEnv checkout (which a Space does not have), would override the pinned requirement.
     """
     sources = doc.get("tool", {}).get("uv", {}).get("sources", {})
     changes = []
-    for key in [k for k, v in sources.items() if _is_openenv_path_source(k, v)]:
-        before = f"{key} = {sources[key].as_string().strip()}"
-        sources.remove(key)
-        why = "tool.uv.sources path points at the OpenEnv checkout, absent from the Space; removed"
-        changes.append(Change(path, _source_line(text, key), before, "", why))
+    for key in [k for k in sources if canonicalize_name(k) in OPENENV_DISTS]:
+        value = sources[key]
+        entries = value if isinstance(value, list) else [value]
+        if not all(isinstance(e, dict) for e in entries):
+            continue
+        before = f"{key} = {value.as_string().strip()}"
+        kinds = {"path" if "path" in e else "git" if "git" in e else "other" for e in entries}
+        pinned = [_git_source(e, ref) for e in entries]
+        if isinstance(value, list):
+            array = tomlkit.array()
+            array.extend(pinned)
+            sources[key] = array
+        else:
+            sources[key] = pinned[0]
+        kind = kinds.pop() if len(kinds) == 1 else "other"
+        after = f"{key} = {sources[key].as_string().strip()}"
+        if after != before:
+            why = {
+                "path": "a path source points at the OpenEnv checkout, absent from the Space",
+                "git": "a git source elsewhere would override the pinned requirement",
+            }.get(kind, "a source would override the pinned requirement")
+            line = _source_line(text, key)
+            changes.append(Change(path, line, before, after, f"{why}; pinned to {ref}"))
     return changes
 
 
-def _is_openenv_path_source(key: str, value: Any) -> bool:
-    return canonicalize_name(key) in OPENENV_DISTS and isinstance(value, dict) and "path" in value
+def _git_source(entry: Any, ref: str) -> Any:
+    """An OpenEnv uv source at ``ref``: ``entry`` itself when it already is one, else a new
+    inline table that keeps only the entry's selectors (marker, extra, group)."""
+    target = {"git": OPENENV_GIT.removeprefix("git+"), "rev": ref}
+    if {k: v for k, v in entry.items() if k in _SOURCE_KINDS} == target:
+        return entry
+    table = tomlkit.inline_table()
+    table.update({k: v for k, v in entry.items() if k not in _SOURCE_KINDS})
+    table.update(target)
+    return table
 
 
 def _source_line(text: str, key: str) -> int | None:
-    pattern = re.compile(rf"""^\s*["']?{re.escape(key)}["']?\s*=.*\bpath\b""")
+    pattern = re.compile(rf"""^\s*["']?{re.escape(key)}["']?\s*=""")
     return next(
         (n for n, line in enumerate(text.splitlines(), start=1) if pattern.match(line)), None
     )
@@ -338,6 +417,20 @@ def _requirement_span(line: str) -> tuple[int, int]:
     body = re.split(r"(?:^|\s)#|\s--", line.rstrip("\r"), maxsplit=1)[0]
     start = len(body) - len(body.lstrip())
     return start, len(body.rstrip())
+
+
+def simple_commands(command: str) -> Iterator[list[str]]:
+    """The unquoted words of each simple command in a RUN's shell text."""
+    segment: list[str] = []
+    for token in _SHELL_TOKEN.finditer(command):
+        if token.lastgroup == "word":
+            segment.append(_unquote(token.group()))
+        elif token.lastgroup == "op":
+            if segment:
+                yield segment
+            segment = []
+    if segment:
+        yield segment
 
 
 def _install_arguments(command: str) -> Iterator[re.Match[str]]:

@@ -11,11 +11,12 @@ import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeAlias
 
 import dockerfile as buildkit
 
-from releaselib.edit import deps
+from releaselib.edit import gitdeps
 from releaselib.errors import StageError
 from releaselib.records import Change
 
@@ -314,7 +315,7 @@ class Dockerfile:
 
 
 def rewrite_for_space(
-    text: str, *, path: str, base_image: str, dist: str, ref: str
+    text: str, *, path: str, base_image: str, dist: str, ref: str, context: Path | None = None
 ) -> tuple[str, list[Change]]:
     """Rewrite a Dockerfile so it builds on a Space; return the new text and every change.
 
@@ -322,11 +323,15 @@ def rewrite_for_space(
     build-arg); OpenEnv specs in RUN lines are pinned to ``ref``; a pinned uv goes before the
     first uv-cache RUN and ``uv sync --frozen`` becomes ``uv sync``; a legacy ``COPY src/core/``
     also gets ``src/openenv`` and a PYTHONPATH with ``/app/src`` instead of the core dir; the
-    final stage sets ``ENABLE_WEB_INTERFACE=true``. Change lines are lines of the new text.
+    final stage sets ``ENABLE_WEB_INTERFACE=true``; with the build ``context`` (the staged
+    tree, its requirements and pyprojects already pinned), every stage that installs a git+
+    requirement and lacks git installs it first. Change lines are lines of the new text.
     """
     rw = _Rewrite(Dockerfile.parse(text, path))
     rw.base_images(base_image)
     rw.run_lines(dist, ref)
+    if context is not None:
+        rw.git(context)
     rw.uv_install()
     rw.legacy_core()
     rw.web_interface()
@@ -376,6 +381,8 @@ class _Rewrite:
 
     def run_lines(self, dist: str, ref: str) -> None:
         """Pin OpenEnv specs in RUN lines and drop ``--frozen`` from ``uv sync``."""
+        from releaselib.edit import deps  # lazily: tomlkit and packaging are slow to import
+
         for index in range(len(self.df.instructions)):
             instr = self.df.instructions[index]
             if instr.cmd != "RUN":
@@ -388,6 +395,17 @@ class _Rewrite:
             if pins or unfrozen:
                 self.apply(Edit(instr.start_line, instr.end_line, command))
                 self.changes += pins + unfrozen
+
+    def git(self, context: Path) -> None:
+        """Install git before the first RUN of each stage that installs a git+ requirement
+        (directly, through -r/-c files or a pyproject) without having git."""
+        found = next(gitdeps.missing_git(self.df, context), None)
+        while found is not None:
+            stage, instr, need = found
+            text = gitdeps.install_git(self.df, stage, instr)
+            why = f"stage {stage.name or stage.index} installs {need} but its base has no git"
+            self.edit(Edit(instr.start_line, instr.start_line - 1, text), "", why)
+            found = next(gitdeps.missing_git(self.df, context), None)
 
     def uv_install(self) -> None:
         """Put a pinned uv before the first ``RUN --mount=type=cache,target=.../.cache/uv``."""

@@ -31,6 +31,7 @@ import yaml
 from huggingface_hub import SpaceCardData
 from huggingface_hub.repocard import REGEX_YAML_BLOCK
 
+from releaselib.edit.dockerfile import Dockerfile
 from releaselib.errors import StageError
 from releaselib.records import SPACE_ID, Change
 from releaselib.render import render
@@ -48,6 +49,8 @@ REMEDY = "fix the README front matter in the checkout"
 # Key order of a generated front matter, and of keys added to an existing one.
 _CARD_ORDER = ("title", "colorFrom", "colorTo", "sdk", "app_port", "base_path", "tags")
 # The Hub's opening line of a front matter block (see REGEX_YAML_BLOCK).
+# ``--port 8004``, ``--port=8004`` or ``--port ${PORT:-8000}`` in a CMD.
+_PORT_OPTION = re.compile(r"--port[= ](?:(\d+)\b|\$\{\w+:?-(\d+)\})")
 _OPENING = re.compile(r"\s*---(?:\r\n|\r|\n|$)")
 
 Problem = tuple[int | None, str]
@@ -144,10 +147,34 @@ def metadata_problems(text: str) -> list[Problem]:
 
 
 def read_app_port(env_dir: Path) -> int:
-    """The ``port:`` of the env's openenv.yaml; 8000 when the file or the key is absent."""
+    """The port the env serves on: ``openenv.yaml``'s ``port``, else the README front matter's
+    ``app_port``, else the ``--port`` of the Dockerfile's CMD, else 8000.
+
+    Every source that names a port must name the same one: a StageError names the two that
+    disagree (the card would send the Hub to a port nothing listens on).
+    """
+    found = [
+        (where, port)
+        for where, port in (
+            ("openenv.yaml port", _yaml_port(env_dir)),
+            ("README.md app_port", _readme_port(env_dir)),
+            ("Dockerfile CMD --port", _cmd_port(env_dir)),
+        )
+        if port is not None
+    ]
+    for where, port in found[1:]:
+        if port != found[0][1]:
+            raise StageError(
+                f"{env_dir}: {found[0][0]} {found[0][1]} disagrees with {where} {port}",
+                remedy="make the env name one port everywhere",
+            )
+    return found[0][1] if found else DEFAULT_APP_PORT
+
+
+def _yaml_port(env_dir: Path) -> int | None:
     path = env_dir / "openenv.yaml"
     if not path.is_file():
-        return DEFAULT_APP_PORT
+        return None
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
@@ -155,15 +182,41 @@ def read_app_port(env_dir: Path) -> int:
         message = f"{path}:{line + 1}: not valid YAML: {problem}"
         raise StageError(message, remedy="fix openenv.yaml") from exc
     if data is None:
-        return DEFAULT_APP_PORT
+        return None
     if not isinstance(data, dict):
         raise StageError(f"{path}: not a YAML mapping", remedy="fix openenv.yaml")
-    port = data.get("port", DEFAULT_APP_PORT)
-    if not _is_port(port):
+    port = data.get("port")
+    if port is not None and not _is_port(port):
         raise StageError(
             f"{path}: port must be an integer 1-65535, got {port!r}", remedy="fix openenv.yaml"
         )
     return port
+
+
+def _readme_port(env_dir: Path) -> int | None:
+    """The README front matter's app_port, when it is a valid port (the card fixes the rest)."""
+    path = env_dir / "README.md"
+    try:
+        front = _front_matter(_strip_bom(path.read_bytes().decode("utf-8")))
+    except (OSError, UnicodeDecodeError, _Malformed):
+        return None
+    port = front.data.get("app_port") if front is not None else None
+    return port if _is_port(port) else None
+
+
+def _cmd_port(env_dir: Path) -> int | None:
+    """The literal ``--port N`` (or ``${VAR:-N}``) of the env Dockerfile's final CMD."""
+    for path in (env_dir / "server" / "Dockerfile", env_dir / "Dockerfile"):
+        if path.is_file():
+            break
+    else:
+        return None
+    try:
+        cmd = Dockerfile.parse(path.read_text(encoding="utf-8"), str(path)).cmd()
+    except (OSError, UnicodeDecodeError, StageError):
+        return None
+    match = _PORT_OPTION.search(" ".join(cmd.argv)) if cmd is not None else None
+    return int(match.group(1) or match.group(2)) if match else None
 
 
 def find_client_class(env_dir: Path) -> str | None:
@@ -202,7 +255,15 @@ def package_name(env_dir: Path) -> str | None:
 # -- front matter ---------------------------------------------------------------------------
 
 
+def _strip_bom(text: str) -> str:
+    return text.removeprefix("\ufeff")
+
+
 def _normalise_newlines(text: str, path: str) -> tuple[str, list[Change]]:
+    if text.startswith("\ufeff"):  # the Hub reads front matter only at the very start
+        text, bom = _strip_bom(text), [Change(path, 1, "UTF-8 BOM", "", "the card has no BOM")]
+        more_text, more = _normalise_newlines(text, path)
+        return more_text, bom + more
     if "\r\n" not in text:
         return text, []
     # Line endings only; the content of every line is untouched.
@@ -271,7 +332,11 @@ def _make_valid(
     wanted: list[tuple[str, Any, str]] = [
         ("title", title or f"{env} Environment", "the Hub needs a title"),
         ("sdk", "docker", "OpenEnv Spaces are Docker Spaces"),
-        ("app_port", app_port, "the port the env serves on (openenv.yaml, else 8000)"),
+        (
+            "app_port",
+            app_port,
+            "the port the env serves on (openenv.yaml, README, CMD --port, else 8000)",
+        ),
         ("base_path", card.get("base_path") or DEFAULT_BASE_PATH, "the web UI path"),
         ("colorFrom", _colour(card.get("colorFrom"), "colorFrom"), _COLOUR_WHY),
         ("colorTo", _colour(card.get("colorTo"), "colorTo"), _COLOUR_WHY),

@@ -5,11 +5,17 @@ runtime behind it, and scenarios that make it misbehave on purpose.
         api = HfApi(endpoint=hub.endpoint, token=hub.token)
 """
 
-from releaselib.localhub.dockerfile_plan import BuildError, RunPlan, read_plan
 from releaselib.localhub.hub import LocalHub
 from releaselib.localhub.requestlog import Counters, RequestRecord
 from releaselib.localhub.scenario import Fault, Scenario, SpaceBehaviour
-from releaselib.localhub.space_process import SpaceProcess, free_port, start_space_process
+from releaselib.space_runtime import (
+    BuildError,
+    RunPlan,
+    SpaceProcess,
+    free_port,
+    read_plan,
+    start_space_process,
+)
 
 __all__ = [
     "BuildError",

@@ -22,12 +22,13 @@ _COLLECTION = "/api/collections/{namespace}/{slug}"
 _LISTED_ITEMS = 4  # the Hub shows only the first items of each listed collection
 
 
-def collection_dict(found: Collection, *, items: int | None = None) -> dict[str, Any]:
-    """The Collection JSON, without ``position`` (``list_collections`` adds its own)."""
+def collection_dict(found: Collection, user: str, *, items: int | None = None) -> dict[str, Any]:
+    """The Collection JSON, without ``position`` (``list_collections`` adds its own); its owner
+    is a user when the namespace is the Hub's user, else an org (as ``hf collections`` shows)."""
     data: dict[str, Any] = {
         "slug": found.slug,
         "title": found.title,
-        "owner": {"name": found.namespace, "type": "org"},
+        "owner": {"name": found.namespace, "type": "user" if found.namespace == user else "org"},
         "items": [
             {**item, "position": position} for position, item in enumerate(found.items[:items])
         ],
@@ -42,8 +43,8 @@ def collection_dict(found: Collection, *, items: int | None = None) -> dict[str,
     return data
 
 
-def _detail(found: Collection) -> JSONResponse:
-    return JSONResponse({**collection_dict(found), "position": 0})
+def _detail(request: Request, found: Collection) -> JSONResponse:
+    return JSONResponse({**collection_dict(found, context(request).store.user), "position": 0})
 
 
 def _visible(request: Request) -> Collection:
@@ -82,7 +83,7 @@ async def create_collection(request: Request) -> JSONResponse:
             description=body.get("description"),
             private=bool(body.get("private")),
         )
-    return _detail(found)
+    return _detail(request, found)
 
 
 async def list_collections(request: Request) -> JSONResponse:
@@ -90,7 +91,7 @@ async def list_collections(request: Request) -> JSONResponse:
     item = request.query_params.get("item")
     authenticated = is_authenticated(request)
     listed = [
-        collection_dict(found, items=_LISTED_ITEMS)
+        collection_dict(found, context(request).store.user, items=_LISTED_ITEMS)
         for found in context(request).store.collections()
         if (not found.private or authenticated)
         and (owner is None or found.namespace == owner)
@@ -101,7 +102,7 @@ async def list_collections(request: Request) -> JSONResponse:
 
 
 async def get_collection(request: Request) -> JSONResponse:
-    return _detail(_visible(request))
+    return _detail(request, _visible(request))
 
 
 async def update_collection(request: Request) -> JSONResponse:
@@ -111,7 +112,8 @@ async def update_collection(request: Request) -> JSONResponse:
         if body.get(key) is not None:
             setattr(found, key, body[key])
     context(request).store.save_collection(found)
-    return JSONResponse({"data": {**collection_dict(found), "position": 0}})
+    user = context(request).store.user
+    return JSONResponse({"data": {**collection_dict(found, user), "position": 0}})
 
 
 async def delete_collection(request: Request) -> JSONResponse:
@@ -134,7 +136,7 @@ async def add_collection_item(request: Request) -> JSONResponse:
             entry["note"] = {"text": body["note"], "html": body["note"]}
         found.items.append(entry)
         store.save_collection(found)
-    return _detail(found)
+    return _detail(request, found)
 
 
 async def delete_collection_item(request: Request) -> JSONResponse:

@@ -24,6 +24,7 @@ from releaselib.localhub.serving import ServedApp
 from releaselib.localhub.spaces import SpaceRuntimes
 from releaselib.localhub.store import HubStore
 from releaselib.localhub.tls import make_tls_files
+from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT, BUILDERS, make_builder
 
 _START_TIMEOUT = 30.0
 _STOP_TIMEOUT = 180.0
@@ -34,7 +35,9 @@ class LocalHub:
 
     State (repos, commits, collections, the token) lives in ``state_dir`` and survives a restart;
     without one, a temporary folder is used and removed on stop. ``token`` sets the one token
-    the Hub accepts (default: the stored one, else a new ``hf_local_...``).
+    the Hub accepts (default: the stored one, else a new ``hf_local_...``). ``builder`` chooses
+    what stands in for a Space's RUN steps (``releaselib.space_runtime.builders``): ``host`` or
+    ``venv``, whose OpenEnv requirement comes from the ``openenv`` checkout when given.
     """
 
     def __init__(
@@ -46,6 +49,10 @@ class LocalHub:
         user: str = "openenv",
         page_size: int = 100,
         token: str | None = None,
+        builder: str = "host",
+        openenv: Path | None = None,
+        build_timeout: float = BUILD_TIMEOUT,
+        build_jobs: int = BUILD_JOBS,
     ) -> None:
         self._owned_dir: Path | None = None
         if state_dir is None:
@@ -56,6 +63,9 @@ class LocalHub:
         self._user = user
         self._page_size = page_size
         self._token = token
+        if builder not in BUILDERS:
+            raise ValueError(f"unknown builder {builder!r} (choose from {', '.join(BUILDERS)})")
+        self._builder = (builder, openenv, build_timeout, build_jobs)
         self.log = RequestLog()
         self._ready = threading.Event()
         self._failure: BaseException | None = None
@@ -121,6 +131,7 @@ class LocalHub:
             "HF_HUB_DISABLE_TELEMETRY": "1",
             "HF_HUB_DISABLE_XET": "1",
             "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+            "HF_HUB_DISABLE_UPDATE_CHECK": "1",  # the hf CLI would ask PyPI for a newer version
             "NO_PROXY": "127.0.0.1,localhost",
             "no_proxy": "127.0.0.1,localhost",
         }
@@ -141,6 +152,7 @@ class LocalHub:
             self._stop = asyncio.Event()
             store = HubStore(self.state_dir, user=self._user, token=self._token)
             injector = FaultInjector(self.scenario.faults)
+            name, openenv, timeout, jobs = self._builder
             runtimes = SpaceRuntimes(
                 store,
                 workdir=self.state_dir / "runtime",
@@ -148,6 +160,13 @@ class LocalHub:
                 tls=make_tls_files(self.state_dir / "tls"),
                 log=self.log,
                 injector=injector,
+                builder=make_builder(
+                    name,
+                    self.state_dir / "builder",
+                    openenv=openenv,
+                    timeout=timeout,
+                    jobs=jobs,
+                ),
             )
             served = ServedApp(self._app(store, runtimes, injector), port=self._port)
             await served.start()

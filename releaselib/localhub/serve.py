@@ -1,9 +1,16 @@
-"""Run a LocalHub in the foreground: print ``{"endpoint", "token"}`` once, serve until Ctrl-C."""
+"""Run a LocalHub in the foreground: say how to reach it once, then serve until Ctrl-C.
+
+The first output is one JSON line ``{"endpoint", "token", "ca_bundle"}``, or, with
+``print_env``, ``export NAME=value`` lines for ``eval``: the variables a client needs
+(``HF_ENDPOINT``, ``HF_TOKEN``, ``SSL_CERT_FILE`` so the https Space domains are trusted, and an
+``HF_HOME`` of its own). The token is the embedded Hub's own throwaway one, never the caller's.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import signal
 import sys
 import threading
@@ -13,6 +20,17 @@ from typing import TextIO
 
 from releaselib.localhub.hub import LocalHub
 from releaselib.localhub.scenario import Scenario
+from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT, BUILDERS
+
+
+def announcement(hub: LocalHub, *, print_env: bool) -> str:
+    """What ``serve`` prints first: a JSON line, or ``export`` lines ready for ``eval``."""
+    if print_env:
+        return "\n".join(
+            f"export {name}={shlex.quote(value)}" for name, value in hub.client_env().items()
+        )
+    found = {"endpoint": hub.endpoint, "token": hub.token, "ca_bundle": str(hub.ca_bundle)}
+    return json.dumps(found)
 
 
 def serve(
@@ -20,16 +38,29 @@ def serve(
     port: int = 0,
     state_dir: Path | None = None,
     scenario: Path | None = None,
+    print_env: bool = False,
     out: TextIO = sys.stdout,
+    builder: str = "host",
+    openenv: Path | None = None,
+    build_timeout: float = BUILD_TIMEOUT,
+    build_jobs: int = BUILD_JOBS,
 ) -> None:
     """Serve until SIGINT or SIGTERM, then stop every Space process. Call from the main thread."""
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopped.set())
     loaded = Scenario.load(scenario) if scenario else None
-    with LocalHub(state_dir, scenario=loaded, port=port) as hub:
+    with LocalHub(
+        state_dir,
+        scenario=loaded,
+        port=port,
+        builder=builder,
+        openenv=openenv,
+        build_timeout=build_timeout,
+        build_jobs=build_jobs,
+    ) as hub:
         # The one place the token is printed: the caller needs it to talk to this Hub.
-        print(json.dumps({"endpoint": hub.endpoint, "token": hub.token}), file=out, flush=True)
+        print(announcement(hub, print_env=print_env), file=out, flush=True)
         stopped.wait()
 
 
@@ -38,5 +69,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0, help="Hub API port (default: a free one)")
     parser.add_argument("--state-dir", type=Path, help="keep repos here (default: a temp folder)")
     parser.add_argument("--scenario", type=Path, help="YAML/JSON scenario of faults")
+    parser.add_argument("--builder", choices=BUILDERS, default="host", help="RUN stand-in")
+    parser.add_argument("--openenv", type=Path, help="OpenEnv checkout the venv builder installs")
+    parser.add_argument("--build-timeout", type=float, default=BUILD_TIMEOUT, help="seconds")
+    parser.add_argument("--build-jobs", type=int, default=BUILD_JOBS, help="builds at once")
+    parser.add_argument("--print-env", action="store_true", help="print export lines for eval")
     args = parser.parse_args(argv)
-    serve(port=args.port, state_dir=args.state_dir, scenario=args.scenario)
+    serve(
+        port=args.port,
+        state_dir=args.state_dir,
+        scenario=args.scenario,
+        builder=args.builder,
+        openenv=args.openenv,
+        build_timeout=args.build_timeout,
+        build_jobs=args.build_jobs,
+        print_env=args.print_env,
+    )

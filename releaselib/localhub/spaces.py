@@ -16,13 +16,14 @@ from typing import Any
 
 import httpx
 
-from releaselib.localhub.dockerfile_plan import BuildError
 from releaselib.localhub.domains import SpaceDomain
 from releaselib.localhub.requestlog import RequestLog
 from releaselib.localhub.scenario import FaultInjector, Scenario, SpaceBehaviour
-from releaselib.localhub.space_process import SpaceProcess, free_port, start_space_process
-from releaselib.localhub.store import HubStore, Repo
+from releaselib.localhub.store import Commit, HubStore, Repo
 from releaselib.localhub.tls import TlsFiles
+from releaselib.space_runtime.builders import Builder, HostBuilder
+from releaselib.space_runtime.plan import BuildError
+from releaselib.space_runtime.process import SpaceProcess, free_port, lay_out, start_layout
 
 #: How long a Space's process may take to open its port before it counts as RUNTIME_ERROR.
 STARTUP_TIMEOUT = 120.0
@@ -55,8 +56,10 @@ class SpaceRuntimes:
         tls: TlsFiles,
         log: RequestLog,
         injector: FaultInjector,
+        builder: Builder | None = None,
     ) -> None:
         self._store = store
+        self._builder = builder or HostBuilder()
         self._workdir = workdir
         self._scenario = scenario
         self._tls = tls
@@ -115,6 +118,14 @@ class SpaceRuntimes:
         for repo_id in list(self._spaces):
             await self.forget(repo_id)
         await self._client.aclose()
+
+    def build_log(self, repo: Repo) -> tuple[str, float]:
+        """The log of the Space's latest build and when it was last written ("" before any)."""
+        path = self._workdir / repo.id / "build.log"
+        try:
+            return path.read_text(errors="replace"), path.stat().st_mtime
+        except FileNotFoundError:
+            return "", 0.0
 
     # SpaceGate, for the domains
     def visible(self, repo_id: str, authorization: str | None) -> bool:
@@ -181,7 +192,7 @@ class SpaceRuntimes:
         delay = self._scenario.build_seconds if build_seconds is None else build_seconds
         thread = threading.Thread(
             target=self._build,
-            args=(space, space.generation, repo.head.files, env, old, then_sleep, delay),
+            args=(space, space.generation, repo.head, env, old, then_sleep, delay),
             name=f"localhub-build-{repo.id}",
             daemon=True,
         )
@@ -192,7 +203,7 @@ class SpaceRuntimes:
         self,
         space: _Space,
         generation: int,
-        files: dict[str, str],
+        head: Commit,
         env: dict[str, str],
         old: SpaceProcess | None,
         then_sleep: bool,
@@ -211,14 +222,18 @@ class SpaceRuntimes:
             return
         run_dir = self._workdir / space.repo_id
         shutil.rmtree(run_dir / "tree", ignore_errors=True)
-        self._store.checkout(files, run_dir / "tree")
+        self._store.checkout(head.files, run_dir / "tree")
         if behaviour.stuck_starting:
             self._set(space, generation, "APP_STARTING")
             return
+        env_dir = run_dir / f"env-{head.oid}"
         try:
-            process = start_space_process(
-                run_dir / "tree", port=free_port(), env=env, run_dir=run_dir
-            )
+            layout = lay_out(run_dir / "tree", run_dir, base_path=self._builder.base_path(env_dir))
+            self._builder.build(layout, env_dir, run_dir / "build.log")
+            if space.generation != generation:
+                return
+            _drop_other_envs(run_dir, keep=env_dir)
+            process = start_layout(layout, port=free_port(), env=env)
         except BuildError as exc:
             self._set(space, generation, "BUILD_ERROR", exc.one_line())
             return
@@ -280,6 +295,13 @@ class SpaceRuntimes:
             await asyncio.to_thread(late.stop)
         for domain in space.domains:
             await domain.stop()
+
+
+def _drop_other_envs(run_dir: Path, *, keep: Path) -> None:
+    """Remove the environments built for the Space's earlier commits."""
+    for old in run_dir.glob("env-*"):
+        if old != keep:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def _crash_message(process: SpaceProcess) -> str:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime
+
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from releaselib.localhub.apicommon import (
@@ -20,6 +23,18 @@ _SPACE = "/api/spaces/{namespace}/{name}"
 
 async def space_runtime(request: Request) -> JSONResponse:
     return JSONResponse(context(request).runtimes.runtime(readable_repo(request)))
+
+
+async def build_logs(request: Request) -> Response:
+    """The latest build's log as the Hub's server-sent events (``fetch_space_logs(build=True)``)."""
+    text, written = context(request).runtimes.build_log(writable_repo(request))
+    # whole seconds: the client stops at events later than the Date header (1 s resolution) + 1 s
+    stamp = datetime.fromtimestamp(int(written), UTC).isoformat().replace("+00:00", "Z")
+    events = (
+        f"data: {json.dumps({'data': line + chr(10), 'timestamp': stamp})}\n\n"
+        for line in text.splitlines()
+    )
+    return Response("".join(events), media_type="text/event-stream")
 
 
 async def restart_space(request: Request) -> JSONResponse:
@@ -76,6 +91,7 @@ def routes() -> list[Route]:
     methods = ["GET", "POST", "DELETE"]
     return [
         Route(f"{_SPACE}/runtime", space_runtime),
+        Route(f"{_SPACE}/logs/build", build_logs),
         Route(f"{_SPACE}/restart", restart_space, methods=["POST"]),
         Route(f"{_SPACE}/pause", pause_space, methods=["POST"]),
         Route(f"{_SPACE}/variables", space_variables, methods=methods),

@@ -87,36 +87,46 @@ def test_reruns_keep_the_briefing_and_the_board_true(
         assert code == 1 and entry["evidence"]["run"] == 2 and entry["decision"] == "pinned"
         assert entry["pin_run"] == 1 and "<0.2.2" in entry["pin_diff"]
 
-        # fix the env; the rerun redeploys, verifies PASS, holds (no canonical Space yet) and
-        # lifts the pin
+        # fix the env; the rerun redeploys, verifies PASS and lifts the pin; the canonical does
+        # not exist yet (and the tree it verified still carried the pin), so it is held
         server = repo / "envs" / ENV / "server" / "app.py"
         server.write_text(server.read_text().replace(BROKEN, FIXED))
         code, out, _ = run(capsys, release)
         assert code == 0, out
-        assert f"promote {ENV}: held (canonical {CANONICAL} missing, pass --create-missing)\n" in out
         text, report = briefing(staging)
         (entry,) = report["envs"]
         assert (entry["outcome"], entry["decision"], entry["evidence"]["run"]) == ("PASS", "held", 3)
-        assert entry["decision_reason"] == f"canonical {CANONICAL} missing, pass --create-missing"
-        assert f"- decision: held, canonical {CANONICAL} missing, pass --create-missing" in text
+        assert f"- decision: held, {entry['decision_reason']}" in text
         assert entry["pin_diff"] == "" and "<0.2.2" in entry["lift_diff"]
         assert "<0.2.2" not in pyproject.read_text()
         assert "None." in section(text, "Failed (Space evidence)")
         assert "No canonical Space holds" in section(text, "Evidence for the canonical flips")
-        code, out, _ = run(capsys, status)
-        (row,) = json.loads(out)
-        assert row["next"].startswith("openenv-release release") and "--create-missing" in row["next"]
+        outputs, reasons = [out], [entry["decision_reason"]]
 
-        # the board's next action, run as printed, promotes (after redeploying the lifted tree)
-        code, out, _ = run(capsys, shlex.split(row["next"])[1:])
-        assert code == 0, out
-        assert f"promote {ENV}: promoted\n" in out and out.count("briefing:") == 1
-        text, report = briefing(staging)
-        (entry,) = report["envs"]
+        # the board's next action, run as printed, leads to the promotion
+        for _ in range(3):
+            (row,) = json.loads(run(capsys, status)[1])
+            assert row["next"].startswith("openenv-release "), row
+            code, out, err = run(capsys, shlex.split(row["next"])[1:])
+            assert code == 0, (row["next"], out, err)
+            assert run(capsys, ["report", "--repo", str(repo), "--staging-dir", str(staging)])[0] == 0
+            text, report = briefing(staging)
+            (entry,) = report["envs"]
+            outputs.append(out)
+            reasons.append(entry["decision_reason"])
+            if entry["decision"] == "promoted":
+                break
+        missing = f"canonical {CANONICAL} missing, pass --create-missing"
+        assert missing in reasons, reasons
+        assert any(f"promote {ENV}: held ({missing})\n" in o for o in outputs)
+        promote_lines = [line for o in outputs for line in o.splitlines() if line.startswith("promote ")]
+        assert promote_lines and not any(line.endswith(" ") for line in promote_lines)
+        assert all(o.count("briefing:") <= 1 for o in outputs)
         assert (entry["outcome"], entry["decision"]) == ("PASS", "promoted")
-        assert entry["canonical_targets"] == [CANONICAL] and entry["evidence"]["run"] == 4
+        assert entry["canonical_targets"] == [CANONICAL]
         (flip,) = report["evidence"]
-        assert flip["env"] == ENV and flip["run"] == 4 and flip["targets"] == [CANONICAL]
+        assert flip["env"] == ENV and flip["targets"] == [CANONICAL]
+        assert flip["run"] == entry["evidence"]["run"] >= 3
         assert entry["pin_diff"] == "" and "<0.2.2" not in pyproject.read_text()
         assert f"| {ENV} | {CANONICAL} |" in section(text, "Evidence for the canonical flips")
         assert json.loads(run(capsys, status)[1])[0]["next"].startswith("openenv-release cleanup")

@@ -21,6 +21,7 @@ from releaselib.edit.deps import (
     rewrite_requirement,
     rewrite_requirements_txt,
     rewrite_shell_command,
+    why_pinned,
 )
 from releaselib.errors import StageError
 from releaselib.records import Change
@@ -28,6 +29,7 @@ from releaselib.records import Change
 GOLDEN = Path(__file__).parent / "golden" / "deps"
 REF = "v0.3.1"
 PINNED = "openenv[core] @ git+https://github.com/huggingface/OpenEnv.git@v0.3.1"
+GIT_REPO = "https://github.com/huggingface/OpenEnv.git"
 
 
 def check_golden(name: str, text: str, changes: list[Change]) -> None:
@@ -115,26 +117,52 @@ def test_rewrite_requirement_uses_the_callers_dist() -> None:
 
 
 @pytest.mark.parametrize(
-    "spec",
+    "spec", ["fastapi>=0.115.0", "openenv-echo-env>=0.1", "requirements.txt", "./envs/coding_env/"]
+)
+def test_rewrite_requirement_leaves_others(spec: str) -> None:
+    assert rewrite_requirement(spec, dist="openenv", ref=REF) is None
+
+
+@pytest.mark.parametrize(
+    "spec", [PINNED, PINNED + " ; python_version < '3.12'", PINNED.replace("[core]", "[core,cli]")]
+)
+def test_rewrite_requirement_leaves_the_pinned_form(spec: str) -> None:
+    assert rewrite_requirement(spec, dist="openenv", ref=REF) is None
+
+
+@pytest.mark.parametrize(
+    ("spec", "why"),
     [
-        "fastapi>=0.115.0",
-        "openenv-echo-env>=0.1",
-        "requirements.txt",
-        "./envs/coding_env/",
-        "openenv[core] @ git+https://github.com/huggingface/OpenEnv.git@v0.2.2",
-        "openenv @ git+https://github.com/meta-pytorch/OpenEnv.git@8d4ed80b245516d479321c3b",
-        "openenv @ git+https://github.com/someone/OpenEnv-fork.git",
-        "openenv @ file:///src/OpenEnv",
-        "openenv[core]<0.2.2",
-        "openenv<=0.3,>=0.2",
-        "openenv==0.3.0",
-        "openenv~=0.2.2",
-        "git+https://github.com/huggingface/OpenEnv.git@v0.3.1",
-        PINNED,
+        ("openenv[core]<0.2.2", "spec <0.2.2 would install a PyPI release"),
+        ("openenv[core]>=0.2.1,<0.2.2", "spec <0.2.2,>=0.2.1 would install a PyPI release"),
+        ("openenv-core[core]>=0.2.0,<1.0", "spec <1.0,>=0.2.0 would install a PyPI release"),
+        ("openenv<=0.3,>=0.2", "would install a PyPI release"),
+        ("openenv==0.3.0", "spec ==0.3.0 would install a PyPI release"),
+        ("openenv~=0.2.2", "spec ~=0.2.2 would install a PyPI release"),
+        ("openenv", "an unversioned OpenEnv spec"),
+        ("openenv[core] @ git+https://github.com/huggingface/OpenEnv.git@v0.2.2", "at v0.2.2"),
+        (
+            "openenv @ git+https://github.com/meta-pytorch/OpenEnv.git@8d4ed80b245516d479321c3b",
+            "at 8d4ed80b245516d479321c3b, not the release's ref",
+        ),
+        ("git+https://github.com/huggingface/OpenEnv.git@v0.3.0", "at v0.3.0"),
+        (
+            "openenv @ git+https://github.com/someone/OpenEnv-fork.git",
+            "URL git+https://github.com/someone/OpenEnv-fork.git is not OpenEnv",
+        ),
+        ("openenv @ file:///src/OpenEnv", "URL file:///src/OpenEnv is not OpenEnv"),
+        ("openenv @ git+https://github.com/huggingface/OpenEnv.git", "follows a moving branch"),
     ],
 )
-def test_rewrite_requirement_leaves_others_and_deliberate_pins(spec: str) -> None:
-    assert rewrite_requirement(spec, dist="openenv", ref=REF) is None
+def test_rewrite_requirement_pins_every_spec_and_says_what_it_was(spec: str, why: str) -> None:
+    """Bounds, exact versions and URLs elsewhere are pinned too, each with its reason."""
+    assert rewrite_requirement(spec, dist="openenv", ref=REF) == PINNED
+    assert why in why_pinned(spec, REF)
+    assert why_pinned(spec, REF).endswith(f"pinned to {REF}")
+
+
+def test_why_pinned_names_a_pin_the_tool_wrote() -> None:
+    assert "a pin openenv-release wrote" in why_pinned("openenv<0.2.2", REF, tool_pin=True)
 
 
 def test_rewrite_requirement_is_idempotent_at_main() -> None:
@@ -161,7 +189,7 @@ def test_rewrite_pyproject_grid_world_golden() -> None:
     check_golden("grid_world_env.toml", new, changes)
 
 
-def test_rewrite_pyproject_records_lines_and_drops_path_source() -> None:
+def test_rewrite_pyproject_records_lines_and_replaces_path_source() -> None:
     text = (GOLDEN / "pyproject_mixed.toml").read_text()
     new, changes = rewrite_pyproject(text, path="p.toml", dist="openenv", ref=REF)
     lines = text.splitlines()
@@ -169,7 +197,7 @@ def test_rewrite_pyproject_records_lines_and_drops_path_source() -> None:
         assert change.line is not None
         assert change.before in lines[change.line - 1]
     assert changes[-1].before == 'openenv = { path = "../../", editable = true }'
-    assert changes[-1].after == ""
+    assert changes[-1].after == f'openenv = {{git = "{GIT_REPO}", rev = "{REF}"}}'
     assert 'openenv = { path = "../../"' not in new
     assert 'fastapi = { git = "https://github.com/fastapi/fastapi" }' in new
     # The commented-out dependency and the literal-string quoting survive.
@@ -315,7 +343,7 @@ def test_rewrite_shell_command_pins(command: str, expected: str) -> None:
         "pip install --no-cache-dir -e .",
         "pip install -r requirements.txt fastapi 'uvicorn>=0.24'",
         "echo openenv>=0.2 && apt-get install -y openenv",
-        "pip install 'openenv @ git+https://github.com/huggingface/OpenEnv.git@v0.2.2'",
+        f"pip install '{PINNED}'",
         "pip install -e git+https://github.com/huggingface/OpenEnv.git#egg=openenv",
         "uv sync --frozen  # then pip install openenv>=0.2",
     ],

@@ -50,6 +50,7 @@ CASES: dict[str | None, dict[str, Any]] = {
         "import_package": "calendar_pkg",
     },
     "keeps_keys.md": {"env": "awm_env", "app_port": 8000, "client_class": None},
+    "bom.md": {"env": "bom_env", "app_port": 8000, "client_class": None},
     None: {"env": "bare_env", "app_port": 8000, "client_class": None},
 }
 
@@ -428,6 +429,77 @@ def test_read_app_port(tmp_path: Path, yaml_text: str | None, port: int) -> None
     if yaml_text is not None:
         (tmp_path / "openenv.yaml").write_text(yaml_text)
     assert read_app_port(tmp_path) == port
+
+
+def test_a_readme_with_a_bom_keeps_its_front_matter() -> None:
+    source = source_of("bom.md")
+    assert source is not None and source.startswith("\ufeff---")
+    text, changes = build(source, env="bom_env", client_class=None)
+    assert not text.startswith("\ufeff")
+    data = card_of(text)
+    assert data["title"] == "BOM Environment" and "written-on-windows" in data["tags"]
+    assert text.count("---\n") >= 2 and "\ufeff" not in text
+    assert changes[0].before == "UTF-8 BOM"
+
+
+def env_with(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+README_8004 = "---\ntitle: x\napp_port: 8004\n---\n# x\n"
+CMD_8004 = 'FROM python:3.11-slim\nCMD ["uvicorn", "app:app", "--port", "8004"]\n'
+
+
+@pytest.mark.parametrize(
+    ("files", "port"),
+    [
+        ({}, 8000),
+        ({"README.md": README_8004}, 8004),
+        ({"server/Dockerfile": CMD_8004}, 8004),
+        ({"Dockerfile": "FROM x\nCMD uvicorn app:app --port ${PORT:-8010}\n"}, 8010),
+        (
+            {
+                "openenv.yaml": "port: 8004\n",
+                "README.md": README_8004,
+                "server/Dockerfile": CMD_8004,
+            },
+            8004,
+        ),
+        ({"README.md": "\ufeff" + README_8004}, 8004),
+        ({"README.md": "---\napp_port: eighty\n---\n"}, 8000),
+    ],
+)
+def test_app_port_precedence(tmp_path: Path, files: dict[str, str], port: int) -> None:
+    """openenv.yaml, else the README front matter, else the CMD's --port, else 8000."""
+    assert read_app_port(env_with(tmp_path, files)) == port
+
+
+@pytest.mark.parametrize(
+    ("files", "named"),
+    [
+        (
+            {"openenv.yaml": "port: 8000\n", "README.md": README_8004},
+            "openenv.yaml port 8000 disagrees with README.md app_port 8004",
+        ),
+        (
+            {"README.md": README_8004, "server/Dockerfile": CMD_8004.replace("8004", "8000")},
+            "README.md app_port 8004 disagrees with Dockerfile CMD --port 8000",
+        ),
+        (
+            {"openenv.yaml": "port: 8004\n", "Dockerfile": CMD_8004.replace("8004", "9000")},
+            "openenv.yaml port 8004 disagrees with Dockerfile CMD --port 9000",
+        ),
+    ],
+)
+def test_app_ports_that_disagree_fail_the_env_naming_both(
+    tmp_path: Path, files: dict[str, str], named: str
+) -> None:
+    with pytest.raises(StageError) as raised:
+        read_app_port(env_with(tmp_path, files))
+    assert named in raised.value.one_line() and "\n" not in raised.value.one_line()
 
 
 @pytest.mark.parametrize("yaml_text", ["name: [x\n", "port: eighty\n", "- port: 1\n", "port: 0\n"])

@@ -12,7 +12,6 @@ import env_plugins
 from env_plugins import BUILTIN_PLUGINS
 from env_plugins._common import (
     drop_dirs,
-    git_before_uv_sync,
     legacy_pythonpath,
     literal_from,
     tarball_instead_of_clone,
@@ -76,18 +75,6 @@ def test_legacy_pythonpath_stages_src_core_and_keeps_an_existing_path(tmp_path: 
     env = Dockerfile.parse((tree / "Dockerfile").read_text()).stage_env()
     assert env["PYTHONPATH"].startswith("/app/env/src/core:/app/env/src:/app/env")
     assert "already has" in (fix.apply(tree) or "")
-
-
-def test_git_is_installed_before_uv_sync_once(tmp_path: Path) -> None:
-    tree = tree_with(
-        tmp_path,
-        'FROM x AS builder\nRUN --mount=type=cache,target=/root/.cache/uv uv sync\nFROM x\nCMD ["y"]\n',
-    )
-    fix = git_before_uv_sync()
-    assert fix.apply(tree) == "git installed before uv sync"
-    text = (tree / "Dockerfile").read_text()
-    assert text.index("apt-get install -y --no-install-recommends git") < text.index("uv sync")
-    assert fix.apply(tree) is None
 
 
 def test_literal_from_resolves_the_arg_default(tmp_path: Path) -> None:

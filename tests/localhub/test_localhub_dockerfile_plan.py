@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from releaselib.localhub import BuildError, read_plan
-from releaselib.localhub.dockerfile_plan import Copy, expand
-from releaselib.localhub.space_process import IMAGE_BASE_ENV
+from releaselib.space_runtime.plan import Copy, expand
+from releaselib.space_runtime.process import IMAGE_BASE_ENV
 
 SNAPSHOT = Path(__file__).parents[3] / "shared" / "openenv-snapshot" / "envs"
 BASE = {**IMAGE_BASE_ENV, "PATH": "/usr/bin"}

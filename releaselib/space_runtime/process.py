@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from releaselib.localhub.dockerfile_plan import BuildError, Copy, RunPlan, read_plan
+from releaselib.space_runtime.plan import BuildError, Copy, RunPlan, read_plan
 
 #: ENV the OpenEnv base image provides before a Dockerfile adds its own.
 IMAGE_BASE_ENV = {"PYTHONPATH": "/app/src", "HOME": "/home/user", "LANG": "C.UTF-8"}
@@ -113,6 +113,41 @@ def free_port() -> int:
         return port
 
 
+@dataclass(frozen=True)
+class Layout:
+    """A Space's image files laid out under ``work``: ``root`` is the final stage's, ``roots``
+    every stage's the final one needs (by index)."""
+
+    plan: RunPlan
+    work: Path
+    roots: Mapping[int, Path]
+
+    @property
+    def root(self) -> Path:
+        return self.roots[self.plan.final.index]
+
+
+def lay_out(tree: Path, work: Path, *, base_path: str) -> Layout:
+    """Replay ``tree/Dockerfile``'s COPYs into ``work/root`` and ``work/stages`` (replaced).
+
+    Stages FROM an image start with IMAGE_BASE_ENV and ``PATH=base_path``. Raises BuildError
+    when the Dockerfile cannot be run.
+    """
+    dockerfile = tree / "Dockerfile"
+    if not dockerfile.is_file():
+        raise BuildError("no Dockerfile at the root of the Space")
+    plan = read_plan(dockerfile.read_text(), base_env={**IMAGE_BASE_ENV, "PATH": base_path})
+    for previous in (work / "root", work / "stages"):
+        shutil.rmtree(previous, ignore_errors=True)
+    return Layout(plan, work, _materialize(plan, tree, work))
+
+
+def host_path() -> str:
+    """The current Python's ``bin`` first, then this process's PATH: the host builder's."""
+    python_bin = str(Path(sys.executable).parent)
+    return f"{python_bin}:{os.environ.get('PATH', os.defpath)}"
+
+
 def start_space_process(
     tree: Path,
     *,
@@ -120,7 +155,8 @@ def start_space_process(
     env: Mapping[str, str] | None = None,
     run_dir: Path | None = None,
 ) -> SpaceProcess:
-    """Start the CMD of ``tree/Dockerfile``'s final stage on 127.0.0.1:``port``.
+    """Start the CMD of ``tree/Dockerfile``'s final stage on 127.0.0.1:``port`` with the current
+    Python environment (the host builder).
 
     ``env`` (Space variables and secrets) is added to the image's ENV. The image files and logs go
     under ``run_dir`` (its ``root``/``stages`` are replaced), or a temporary folder that ``stop()``
@@ -131,45 +167,42 @@ def start_space_process(
     work = run_dir or owned
     assert work is not None
     try:
-        dockerfile = tree / "Dockerfile"
-        if not dockerfile.is_file():
-            raise BuildError("no Dockerfile at the root of the Space")
-        plan = read_plan(dockerfile.read_text(), base_env=_base_env())
-        root = work / "root"
-        for previous in (root, work / "stages"):
-            shutil.rmtree(previous, ignore_errors=True)
-        _materialize(plan, tree, work)
-        home = plan.final.env.get("HOME", "").lstrip("/")
-        if home:  # a writable home inside the image root, like the container's
-            (root / home).mkdir(parents=True, exist_ok=True)
-        mapper = _PathMapper(root)
-        argv = [mapper.map(arg) for arg in _bind_loopback(plan.final.argv, port)]
-        cwd = Path(mapper.map(plan.final.workdir))
-        cwd.mkdir(parents=True, exist_ok=True)
-        process_env = {key: mapper.map(value) for key, value in plan.final.env.items()}
-        process_env.update(env or {})
-        process_env["PORT"] = str(port)
-        stderr_path = work / "stderr.log"
-        with open(work / "stdout.log", "wb") as out, open(stderr_path, "wb") as err:
-            popen = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=process_env,
-                stdout=out,
-                stderr=err,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
+        process = start_layout(lay_out(tree, work, base_path=host_path()), port=port, env=env)
     except BaseException:
         if owned is not None:
             shutil.rmtree(owned, ignore_errors=True)
         raise
-    return SpaceProcess(popen, port, root, stderr_path, owned)
+    process.owned_dir = owned
+    return process
 
 
-def _base_env() -> dict[str, str]:
-    python_bin = str(Path(sys.executable).parent)
-    return {**IMAGE_BASE_ENV, "PATH": f"{python_bin}:{os.environ.get('PATH', os.defpath)}"}
+def start_layout(
+    layout: Layout, *, port: int, env: Mapping[str, str] | None = None
+) -> SpaceProcess:
+    """Start the final stage's CMD from a laid-out image; logs go to ``layout.work``."""
+    plan, root, work = layout.plan, layout.root, layout.work
+    home = plan.final.env.get("HOME", "").lstrip("/")
+    if home:  # a writable home inside the image root, like the container's
+        (root / home).mkdir(parents=True, exist_ok=True)
+    mapper = _PathMapper(root)
+    argv = [mapper.map(arg) for arg in _bind_loopback(plan.final.argv, port)]
+    cwd = Path(mapper.map(plan.final.workdir))
+    cwd.mkdir(parents=True, exist_ok=True)
+    process_env = {key: mapper.map(value) for key, value in plan.final.env.items()}
+    process_env.update(env or {})
+    process_env["PORT"] = str(port)
+    stderr_path = work / "stderr.log"
+    with open(work / "stdout.log", "wb") as out, open(stderr_path, "wb") as err:
+        popen = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=process_env,
+            stdout=out,
+            stderr=err,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    return SpaceProcess(popen, port, root, stderr_path)
 
 
 def _bind_loopback(argv: tuple[str, ...], port: int) -> list[str]:
@@ -202,7 +235,7 @@ class _PathMapper:
         return self.pattern.sub(lambda match: f"{self.root}{match.group(0)}", text)
 
 
-def _materialize(plan: RunPlan, context: Path, work: Path) -> None:
+def _materialize(plan: RunPlan, context: Path, work: Path) -> dict[int, Path]:
     """Replay the COPYs of every stage the final one needs; the final one lands in ``work/root``."""
     roots: dict[int, Path] = {}
 
@@ -221,6 +254,7 @@ def _materialize(plan: RunPlan, context: Path, work: Path) -> None:
         return root
 
     stage_root(plan.final.index)
+    return roots
 
 
 def _apply_copy(copy: Copy, source_root: Path, root: Path, *, strict: bool) -> None:

@@ -1,7 +1,7 @@
-"""What a Dockerfile's final stage would run: its files (COPY/ADD), ENV, WORKDIR and command.
+"""What a Dockerfile's stages hold: files (COPY/ADD), ENV, WORKDIR, RUN steps and the command.
 
-RUN steps are not modelled: the container-less runtime stands the current Python environment in for
-whatever they would have installed.
+RUN steps are not executed: a builder (``releaselib.space_runtime.builders``) reads the installs
+they name, or stands the current Python environment in for them.
 """
 
 from __future__ import annotations
@@ -34,6 +34,16 @@ class Copy:
 
 
 @dataclass(frozen=True)
+class RunStep:
+    """One RUN: its shell text, the stage's WORKDIR and ENV/ARG values at that point."""
+
+    line: int
+    text: str
+    workdir: str
+    scope: Mapping[str, str]
+
+
+@dataclass(frozen=True)
 class StagePlan:
     """One build stage after ENV/ARG expansion; env, workdir and argv include what it inherits."""
 
@@ -44,6 +54,8 @@ class StagePlan:
     env: Mapping[str, str] = field(default_factory=dict)
     workdir: str = "/"
     argv: tuple[str, ...] = ()
+    image: str | None = None  # the image it is built FROM, when not another stage
+    runs: tuple[RunStep, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -139,6 +151,8 @@ class _StageBuilder:
     entrypoint: tuple[str, ...] = ()
     cmd: tuple[str, ...] = ()
     copies: list[Copy] = field(default_factory=list)
+    image: str | None = None
+    runs: list[RunStep] = field(default_factory=list)
 
     @classmethod
     def start(
@@ -153,7 +167,9 @@ class _StageBuilder:
         name = values[2] if len(values) >= 3 and values[1].upper() == "AS" else None
         base = _find_stage(image, stages)
         if base is None:
-            return cls(index, name, None, stages, dict(global_args), dict(base_env), "/")
+            return cls(
+                index, name, None, stages, dict(global_args), dict(base_env), "/", image=image
+            )
         parent = stages[base]
         return cls(
             index,
@@ -183,6 +199,8 @@ class _StageBuilder:
             copy = self._copy(command)
             if copy is not None:
                 self.copies.append(copy)
+        elif instruction == "RUN" and not command.json:
+            self.runs.append(RunStep(command.start_line, values[0], self.workdir, self.scope()))
         elif instruction == "CMD":
             self.cmd = _argv(command)
         elif instruction == "ENTRYPOINT":
@@ -215,6 +233,8 @@ class _StageBuilder:
             dict(self.env),
             self.workdir,
             self.entrypoint + self.cmd,
+            self.image,
+            tuple(self.runs),
         )
 
 

@@ -1,0 +1,333 @@
+"""Which build stages need git, and the one generic fix that installs it.
+
+Staging turns OpenEnv requirements into ``git+https://`` URLs, and neither the openenv-base
+image nor ``python:*-slim`` ships git. A RUN needs git when it installs a git+ requirement:
+named on its command line, in a requirements file it reads with ``-r``/``-c`` (followed through
+nested ``-r``/``-c``), or in the pyproject of a project it installs (``uv sync``, ``pip install .``,
+``pip install ./path``). Files are found in the staged tree by following the stage's COPYs back
+from the RUN's working directory. The staging rewrite (``rewrite_for_space`` with a context)
+and the ``git-for-git-deps`` check both use :func:`missing_git`, so the check proves the fix.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the Dockerfile model imports this module for its rewrite
+    from releaselib.edit.dockerfile import Copy, Dockerfile, Instruction, Stage
+
+# A package-manager install whose package list names git (not git-lfs, not libgit2).
+GIT_INSTALL = re.compile(
+    r"\b(?:apt-get|apt|apk|yum|dnf|microdnf)\b[^;&|]*?\b(?:install|add)\b"
+    r"[^;&|]*?(?<![\w.+-])git(?:=\S*)?(?![\w.+-])"
+)
+APT_GIT = (
+    "RUN apt-get update && apt-get install -y --no-install-recommends git "
+    "&& rm -rf /var/lib/apt/lists/*"
+)
+APK_GIT = "RUN apk add --no-cache git"
+COMMENT = "# git for the git+ requirements below (added by openenv-release)"
+_GIT_URL = re.compile(r"git\+(?:https?|ssh|git|file)://\S+")
+_PIP = re.compile(r"(?:.*/)?pip\d*(?:\.\d+)*")
+_PREFIX_WORDS = frozenset({"then", "else", "do", "if", "elif", "while", "until", "!", "exec"})
+_PROJECT_OPTIONS = frozenset({"--project", "--directory"})
+_INCLUDES = frozenset({"-r", "--requirement", "-c", "--constraint"})
+_VALUE_OPTIONS = _INCLUDES | frozenset({"-e", "--editable", "-t", "--target", "--prefix"})
+_ROOT_USERS = frozenset({"root", "0", "0:0", "root:root"})
+
+
+def missing_git(df: Dockerfile, root: Path) -> Iterator[tuple[Stage, Instruction, str]]:
+    """(stage, RUN, what needs git) for each first RUN of a stage that needs git it lacks."""
+    for stage in df.stages:
+        has_git = git_at_start(df, stage)
+        for instr in df.stage_instructions(stage)[1:]:
+            if instr.cmd != "RUN" or has_git:
+                continue
+            if GIT_INSTALL.search(shell_text(instr)):
+                has_git = True
+                continue
+            need = git_need(df, stage, instr, root)
+            if need:
+                has_git = True  # report (and fix) each stage once
+                yield stage, instr, need
+
+
+def install_git(df: Dockerfile, stage: Stage, instr: Instruction) -> str:
+    """The lines that install git in ``stage`` before ``instr``: apk on Alpine, else apt-get;
+    as root, returning to the stage's user after."""
+    command = APK_GIT if "alpine" in root_image(df, stage).lower() else APT_GIT
+    user = user_at(df, stage, instr)
+    if user is None or user in _ROOT_USERS:
+        return f"{COMMENT}\n{command}"
+    return f"{COMMENT}\nUSER root\n{command}\nUSER {user}"
+
+
+def root_image(df: Dockerfile, stage: Stage) -> str:
+    """The image a stage is ultimately built on (through FROM <earlier stage>)."""
+    parent = df.parent(stage)
+    return root_image(df, parent) if parent is not None else df.resolved_base(stage)
+
+
+def user_at(df: Dockerfile, stage: Stage, instr: Instruction) -> str | None:
+    """The USER in force at ``instr`` (set in this stage or a parent), None when unset."""
+    users = [
+        i.value[0]
+        for i in df.stage_instructions(stage)
+        if i.cmd == "USER" and i.value and i.index < instr.index
+    ]
+    if users:
+        return users[-1]
+    parent = df.parent(stage)
+    return user_at(df, parent, parent.last) if parent is not None else None
+
+
+def shell_text(instr: Instruction) -> str:
+    return " ".join(instr.value)
+
+
+def git_at_start(df: Dockerfile, stage: Stage) -> bool:
+    """True if the stage starts with git: its parent stage installed it, or its base has it."""
+    parent = df.parent(stage)
+    if parent is not None:
+        return git_at_start(df, parent) or any(
+            GIT_INSTALL.search(shell_text(i))
+            for i in df.stage_instructions(parent)
+            if i.cmd == "RUN"
+        )
+    return base_ships_git(df.resolved_base(stage))
+
+
+def base_ships_git(image: str) -> bool:
+    """Kept simple: the full ``python`` and ``buildpack-deps`` images (Debian with scm tools)
+    ship git; slim, alpine and curl variants, openenv-base and anything else are assumed not to."""
+    name, _, tag = image.partition(":")
+    name = name.removeprefix("docker.io/").removeprefix("library/")
+    return name in ("python", "buildpack-deps") and not re.search(
+        r"slim|alpine|curl|windows|nanoserver", tag
+    )
+
+
+def git_need(df: Dockerfile, stage: Stage, instr: Instruction, root: Path) -> str | None:
+    """What in this RUN needs git: a git+ URL, a requirements file or a project naming one."""
+    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+
+    text = shell_text(instr)
+    url = _GIT_URL.search(text)
+    if url:
+        return url.group()
+    cwd = df.workdir(stage, at=instr) or "/"
+    for words in deps.simple_commands(text):
+        words = _command_words(words)
+        if words[:1] == ["cd"] and len(words) == 2:
+            cwd = posixpath.join(cwd, words[1])
+        for kind, path in _installed(words):
+            found = in_tree(df, stage, posixpath.normpath(posixpath.join(cwd, path)), root)
+            if found is None:
+                continue
+            need = _file_need(found, kind, root, set())
+            if need:
+                return need
+    return None
+
+
+def installed_files(df: Dockerfile, root: Path) -> list[Path]:
+    """Every requirements file and pyproject in ``root`` that a RUN of ``df`` installs from,
+    with the files those requirements files include through ``-r``/``-c``."""
+    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+
+    found: list[Path] = []
+    for stage in df.stages:
+        for instr in df.stage_instructions(stage):
+            if instr.cmd != "RUN":
+                continue
+            cwd = df.workdir(stage, at=instr) or "/"
+            for words in deps.simple_commands(shell_text(instr)):
+                words = _command_words(words)
+                if words[:1] == ["cd"] and len(words) == 2:
+                    cwd = posixpath.join(cwd, words[1])
+                for _, path in _installed(words):
+                    target = posixpath.normpath(posixpath.join(cwd, path))
+                    file = in_tree(df, stage, target, root)
+                    if file is not None:
+                        found += with_includes(file)
+    return list(dict.fromkeys(found))
+
+
+def with_includes(file: Path, seen: set[Path] | None = None) -> list[Path]:
+    """``file`` (a pyproject for a project folder) and the files it includes, recursively."""
+    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+
+    seen = set() if seen is None else seen
+    if file.is_dir():
+        file = file / "pyproject.toml"
+    if file in seen or not file.is_file():
+        return []
+    seen.add(file)
+    if file.suffix == ".toml":
+        return [file]
+    try:
+        includes = deps.included_files(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        includes = []
+    return [file, *(f for i in includes for f in with_includes(file.parent / i, seen))]
+
+
+def _command_words(words: list[str]) -> list[str]:
+    """The command's words without a leading shell keyword, ``sudo`` or VAR=value prefixes."""
+    while words and (words[0] in _PREFIX_WORDS or words[0] == "sudo" or _is_assignment(words[0])):
+        words = words[1:]
+    return words
+
+
+def _is_assignment(word: str) -> bool:
+    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", word, re.DOTALL) is not None
+
+
+def _installed(words: list[str]) -> Iterator[tuple[str, str]]:
+    """("requirements"|"project", image path) for each file or project a command installs."""
+    if words[:2] == ["uv", "sync"]:
+        yield "project", _option(words, _PROJECT_OPTIONS) or "."
+        return
+    if "install" not in words:
+        return
+    at = words.index("install")
+    head = words[:at]
+    if not (head == ["uv", "pip"] or any(_PIP.fullmatch(w) for w in head)):
+        return
+    args = words[at + 1 :]
+    skip = False
+    for index, word in enumerate(args):
+        name, eq, value = word.partition("=")
+        if skip:
+            skip = False
+        elif word in _VALUE_OPTIONS:
+            skip = True
+            if word in _INCLUDES and index + 1 < len(args):
+                yield "requirements", args[index + 1]
+            elif word in ("-e", "--editable") and index + 1 < len(args):
+                yield from _project(args[index + 1])
+        elif eq and name in _INCLUDES:
+            yield "requirements", value
+        elif word[:2] in ("-r", "-c") and len(word) > 2 and word[2] != "-":
+            yield "requirements", word[2:]
+        elif not word.startswith("-"):
+            yield from _project(word)
+
+
+def _project(word: str) -> Iterator[tuple[str, str]]:
+    path = word.split("[", 1)[0]
+    if path.startswith((".", "/")):
+        yield "project", path
+
+
+def _option(words: list[str], names: frozenset[str]) -> str | None:
+    for index, word in enumerate(words):
+        name, eq, value = word.partition("=")
+        if eq and name in names:
+            return value
+        if word in names and index + 1 < len(words):
+            return words[index + 1]
+    return None
+
+
+def _file_need(found: Path, kind: str, root: Path, seen: set[Path]) -> str | None:
+    """The git+ requirement ``found`` (a requirements file, a project) leads to, if any."""
+    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+
+    if found.is_dir():
+        found = found / "pyproject.toml"
+    if found in seen or not found.is_file():
+        return None
+    seen.add(found)
+    shown = found.relative_to(root).as_posix()
+    if found.suffix == ".toml":
+        need = pyproject_git_requirement(found)
+        return f"{shown}'s {need}" if need else None
+    if kind != "requirements":
+        return None
+    try:
+        text = found.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in text.splitlines():
+        body = re.split(r"(?:^|\s)#", line, maxsplit=1)[0]
+        url = _GIT_URL.search(body)
+        if url:
+            return f"{url.group()} (in {shown})"
+    for include in deps.included_files(text):
+        need = _file_need(found.parent / include, "requirements", root, seen)
+        if need:
+            return need
+    return None
+
+
+def pyproject_git_requirement(pyproject: Path) -> str | None:
+    """The first git+ dependency or git source of a pyproject, if any."""
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    project = data.get("project", {})
+    requirements = list(project.get("dependencies", []))
+    for values in [*project.get("optional-dependencies", {}).values()]:
+        requirements += values
+    for values in data.get("dependency-groups", {}).values():
+        requirements += values
+    for requirement in requirements:
+        if isinstance(requirement, str) and _GIT_URL.search(requirement):
+            return f"dependency {requirement!r}"
+    for name, source in data.get("tool", {}).get("uv", {}).get("sources", {}).items():
+        entries = source if isinstance(source, list) else [source]
+        if any(isinstance(e, dict) and "git" in e for e in entries):
+            return f"uv source {name} (git)"
+    return None
+
+
+# -- image paths back to the staged tree ---------------------------------------------------------
+
+
+def in_tree(df: Dockerfile, stage: Stage, path: str, root: Path) -> Path | None:
+    """The staged-tree path that lands at ``path`` in ``stage``'s image, if one does.
+
+    Follows the stage's COPYs, latest first, back through ``--from=<stage>`` and FROM <stage>.
+    """
+    for copy in reversed(df.copies(stage)):
+        rest = _relative(path, copy.target)
+        if rest is None:
+            continue
+        for source in reversed(copy.sources):
+            found = _source_path(df, copy, source, rest, root)
+            if found is not None:
+                return found
+    parent = df.parent(stage)
+    return in_tree(df, parent, path, root) if parent is not None else None
+
+
+def _source_path(df: Dockerfile, copy: Copy, source: str, rest: str, root: Path) -> Path | None:
+    if copy.from_ is not None:
+        try:
+            origin = df.stage(copy.from_)
+        except KeyError:
+            return None  # copied out of an image: nothing of the tree
+        return in_tree(df, origin, posixpath.join("/", source, rest).rstrip("/"), root)
+    base = root / source.lstrip("/")
+    if base.is_dir():
+        candidate = base / rest if rest else base
+    elif rest in ("", base.name):  # a file copied to that path, or into that directory
+        candidate = base
+    else:
+        return None
+    return candidate if candidate.exists() else None
+
+
+def _relative(path: str, target: str) -> str | None:
+    path, target = posixpath.normpath(path), posixpath.normpath(target)
+    if path == target:
+        return ""
+    prefix = target.rstrip("/") + "/"
+    return path[len(prefix) :] if path.startswith(prefix) else None

@@ -1,0 +1,204 @@
+"""What a Space's Dockerfile installs with Python tools, read from the RUN steps of the stages its
+final stage needs, and the model of what its base image lacks.
+
+Recognised (after ``&&``, ``;``, ``||``, ``|``, ``then``, ``else``): ``uv sync`` (the project in
+WORKDIR; ``--no-install-project`` installs its dependencies only), ``pip``/``pip3``/``python -m
+pip``/``uv pip install`` with ``-r`` files, ``-e`` paths, project paths and named packages, and
+``apt-get``/``apk`` installs of git. Image paths are mapped onto the laid-out stage roots.
+
+The base-image model, written from the images' Dockerfiles: ``ghcr.io/huggingface/openenv-base``
+(``src/openenv/core/containers/images/Dockerfile``) installs only curl and ca-certificates on
+``python:3.11-slim``, and the ``python:*-slim`` images carry no git. So a stage on either that
+installs a ``git+`` requirement before installing git fails, as pip or uv fails there.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import shlex
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from releaselib.space_runtime.plan import BuildError, RunStep, StagePlan, expand
+from releaselib.space_runtime.process import Layout
+
+#: Images without git, by the model above (fnmatch patterns on the FROM reference).
+GITLESS_IMAGES = ("ghcr.io/huggingface/openenv-base*", "python:*-slim*", "*/python:*-slim*")
+#: What each tool prints when a git+ requirement meets an image without git.
+NO_GIT_MESSAGES = {
+    "uv": (
+        "error: Failed to download and build `{requirement}`\n"
+        "  Caused by: Git operation failed\n"
+        "  Caused by: Git executable not found. Ensure that Git is installed and available."
+    ),
+    "pip": (
+        "ERROR: Error [Errno 2] No such file or directory: 'git' while executing command "
+        "git version\n"
+        "ERROR: Cannot find command 'git' - do you have 'git' installed and in your PATH?"
+    ),
+}
+_SEPARATORS = {"&&", "||", ";", "|", "&", "(", ")", "\n"}
+_KEYWORDS = {"then", "else", "do", "if", "elif", "!", "{", "}"}
+_VALUE_FLAGS = {"-r", "--requirement", "-e", "--editable", "-c", "--constraint"}
+_PASSED_VALUE_FLAGS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links"}
+_DROPPED_VALUE_FLAGS = {"--python", "-p", "--target", "-t", "--prefix", "--root", "--cache-dir"}
+_PASSED_FLAGS = {"--no-deps", "--pre", "--upgrade", "-U"}
+
+
+@dataclass(frozen=True)
+class Install:
+    """One install command: ``args`` for ``uv pip install`` and the requirements it declares."""
+
+    line: int
+    tool: str  # "uv" or "pip": whose error messages a failure reads like
+    args: tuple[str, ...]
+    requirements: tuple[str, ...]
+    command: str
+
+
+def plan_installs(layout: Layout) -> list[Install]:
+    """The installs of every stage the final one needs, in build order, duplicates once.
+
+    Raises BuildError, with the tool's own message, for a git+ requirement on an image without git.
+    """
+    installs: list[Install] = []
+    has_git: dict[int, bool] = {}
+    for index in sorted(layout.roots):
+        stage = layout.plan.stages[index]
+        git = has_git[stage.base_stage] if stage.base_stage is not None else _image_has_git(stage)
+        for run in stage.runs:
+            for words in _commands(run):
+                if _installs_git(words):
+                    git = True
+                    continue
+                install = _install(words, run, layout.roots[index])
+                if install is None or any(i.args == install.args for i in installs):
+                    continue
+                needs_git = [r for r in install.requirements if "git+" in r.replace(" ", "")]
+                if needs_git and not git:
+                    raise BuildError(
+                        f"line {run.line}: {install.command}\n"
+                        + NO_GIT_MESSAGES[install.tool].format(requirement=needs_git[0])
+                    )
+                installs.append(install)
+        has_git[index] = git
+    return installs
+
+
+def _image_has_git(stage: StagePlan) -> bool:
+    image = (stage.image or "").lower()
+    return not any(fnmatch.fnmatch(image, pattern) for pattern in GITLESS_IMAGES)
+
+
+def _commands(run: RunStep) -> Iterator[list[str]]:
+    """The simple commands of a RUN's shell text, with leading keywords and VAR=x dropped."""
+    lexer = shlex.shlex(run.text, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return
+    words: list[str] = []
+    for token in [*tokens, ";"]:
+        if token in _SEPARATORS:
+            yield from [[expand(w, run.scope) for w in words]] if words else []
+            words = []
+        elif not words and (token in _KEYWORDS or ("=" in token and not token.startswith("-"))):
+            continue
+        else:
+            words.append(token)
+
+
+def _installs_git(words: list[str]) -> bool:
+    head = [w for w in words if not w.startswith("-")]
+    return (
+        head[:2] in (["apt-get", "install"], ["apt", "install"], ["apk", "add"])
+        and "git" in head[2:]
+    )
+
+
+def _install(words: list[str], run: RunStep, root: Path) -> Install | None:
+    head = words[:4]
+    if head[:2] == ["uv", "sync"]:
+        return _uv_sync(words[2:], run, root)
+    for prefix, tool in (
+        (["uv", "pip", "install"], "uv"),
+        (["pip", "install"], "pip"),
+        (["pip3", "install"], "pip"),
+        (["python", "-m", "pip", "install"], "pip"),
+        (["python3", "-m", "pip", "install"], "pip"),
+    ):
+        if head[: len(prefix)] == prefix:
+            return _pip_install(words[len(prefix) :], tool, run, root)
+    return None
+
+
+def _uv_sync(flags: list[str], run: RunStep, root: Path) -> Install:
+    project = _mapped(".", run, root)
+    if "--no-install-project" in flags:
+        args: tuple[str, ...] = ("-r", str(project / "pyproject.toml"))
+    elif "--no-editable" in flags:
+        args = (str(project),)
+    else:
+        args = ("-e", str(project))
+    command = " ".join(["uv", "sync", *flags])
+    return Install(run.line, "uv", args, _project_requirements(project), command)
+
+
+def _pip_install(words: list[str], tool: str, run: RunStep, root: Path) -> Install:
+    args: list[str] = []
+    requirements: list[str] = []
+    items = iter(words)
+    for word in items:
+        flag, _, inline = word.partition("=") if word.startswith("--") else (word, "", "")
+        if flag in _VALUE_FLAGS | _PASSED_VALUE_FLAGS | _DROPPED_VALUE_FLAGS:
+            value = inline or next(items, "")
+            if flag in _VALUE_FLAGS:
+                path = _mapped(value, run, root)
+                args += [flag, str(path)]
+                if flag in ("-r", "--requirement"):
+                    requirements += _file_requirements(path)
+                elif flag in ("-e", "--editable"):
+                    requirements += _project_requirements(path)
+            elif flag in _PASSED_VALUE_FLAGS:
+                args += [flag, value]
+        elif word.startswith("-"):
+            args += [word] if word in _PASSED_FLAGS else []
+        elif _is_path(word):
+            path = _mapped(word, run, root)
+            args.append(str(path))
+            requirements += _project_requirements(path)
+        else:
+            args.append(word)
+            requirements.append(word)
+    command = " ".join([*(["uv", "pip"] if tool == "uv" else ["pip"]), "install", *words])
+    return Install(run.line, tool, tuple(args), tuple(requirements), command)
+
+
+def _is_path(word: str) -> bool:
+    return word.startswith((".", "/")) and "://" not in word and " @ " not in word
+
+
+def _mapped(path: str, run: RunStep, root: Path) -> Path:
+    absolute = posixpath.normpath(posixpath.join(run.workdir, path))
+    return root / absolute.lstrip("/")
+
+
+def _project_requirements(project: Path) -> tuple[str, ...]:
+    try:
+        data = tomllib.loads((project / "pyproject.toml").read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return ()
+    return tuple(data.get("project", {}).get("dependencies", []))
+
+
+def _file_requirements(path: Path) -> list[str]:
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return []
+    stripped = (line.split(" #", 1)[0].strip() for line in lines)
+    return [line for line in stripped if line and not line.startswith(("#", "-"))]

@@ -1,0 +1,106 @@
+"""The release tuple for ``verify``, which needs no OpenEnv checkout and no git.
+
+``verify`` only needs the namespace and suffix of the candidates (and the version, to find the
+ledger). They come from the flags, else from the release's ledger: ``--ledger PATH``, or the one
+ledger under the staging dir. ``--repo`` only supplies the default version. The OpenEnv ref is
+never resolved (no ``git ls-remote``): it is taken from the ledger when there is one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from releaselib import config as cfg
+from releaselib.discover import checkout_project
+from releaselib.errors import UsageError
+from releaselib.options import Options, check_namespace, find_repo, pick
+from releaselib.records import SPACE_ID
+
+NO_CHECKOUT = Path("(none)")
+NOT_RESOLVED = "not resolved: verify needs no checkout"
+
+
+def recorded_release(path: Path) -> dict[str, Any]:
+    """The release tuple a ledger file records; UsageError naming the file when unreadable."""
+    try:
+        release = json.loads(path.read_text())["release"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(
+            f"--ledger {path}: not a readable release ledger ({type(exc).__name__})",
+            remedy="pass the ledger-<namespace>-<version>.json that release or deploy wrote",
+        ) from None
+    if not isinstance(release, dict):
+        raise UsageError(f"--ledger {path}: records no release tuple")
+    return release
+
+
+def find_ledger(staging: Path, namespace: str | None) -> Path:
+    """The one release ledger under ``staging`` (of ``namespace`` when given)."""
+    found = sorted(staging.glob(f"ledger-{namespace or '*'}-*.json"))
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise UsageError(
+            f"verify needs --version or --suffix: no release ledger in {staging}",
+            remedy="pass --version V (and --namespace NS), or --ledger PATH",
+        )
+    names = ", ".join(p.name for p in found)
+    raise UsageError(
+        f"{len(found)} release ledgers in {staging} ({names})",
+        remedy="pass --version V or --ledger PATH to pick one",
+    )
+
+
+def verify_config(
+    options: Options,
+    configured: Mapping[str, Any] | None = None,
+    *,
+    ledger: str | None = None,
+) -> tuple[cfg.ReleaseConfig, cfg.RefResolution, Path | None]:
+    """The release tuple verify runs with, its ref's provenance, and the ledger it came from."""
+    conf = configured or {}
+    given_repo = pick("repo", options.repo, conf)
+    repo = find_repo(str(given_repo)) if given_repo else NO_CHECKOUT
+    version = pick("version", options.version, conf)
+    if version is None and given_repo:
+        version = checkout_project(repo)[1]
+    suffix = pick("suffix", options.suffix, conf)
+    namespace = pick("namespace", options.namespace, conf)
+    staging = Path(str(pick("staging_dir", options.staging_dir, conf, "hf-staging")))
+    source = Path(ledger) if ledger else None
+    if source is None and version is None and suffix is None:
+        source = find_ledger(staging.expanduser(), namespace)
+    recorded = recorded_release(source) if source is not None and source.exists() else {}
+    namespace = namespace or recorded.get("namespace") or cfg.DEFAULT_NAMESPACE
+    suffix = suffix or recorded.get("suffix")
+    version = version or recorded.get("version") or str(suffix or "").removeprefix("-")
+    if not version:
+        raise UsageError(
+            f"verify needs --version or --suffix: {source} records no release tuple",
+            remedy="pass --version V (and --namespace NS)",
+        )
+    version = cfg.check_version(str(version))
+    suffix = str(suffix or cfg.space_suffix(version))
+    if not SPACE_ID.match(f"x/x{suffix}"):
+        raise UsageError(
+            f"--suffix {suffix!r} would make an invalid Space name", remedy="use e.g. -0.2.2"
+        )
+    ref = str(recorded.get("ref") or "-")
+    reason = f"recorded in {source}" if recorded.get("ref") else NOT_RESOLVED
+    release = cfg.ReleaseConfig(
+        repo=repo,
+        version=version,
+        ref=ref,
+        ref_reason=reason,
+        dist=str(recorded.get("dist") or "-"),
+        suffix=suffix,
+        namespace=check_namespace("--namespace", str(namespace)),
+        staging_dir=staging.expanduser().resolve(),
+        hub_endpoint=pick("hub_endpoint", options.hub_endpoint, conf)
+        or os.environ.get("HF_ENDPOINT"),
+    )
+    return release, cfg.RefResolution(ref, reason, release.dist), source

@@ -1,0 +1,140 @@
+"""Git goes into every build stage that installs a git+ requirement (releaselib.edit.gitdeps).
+
+Each case is a small build context written here; golden/git/<case>.expected is the rewritten
+Dockerfile and <case>.changes.json its recorded changes. UPDATE_GOLDEN=1 rewrites them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from releaselib.checks import check_git
+from releaselib.edit.dockerfile import rewrite_for_space
+
+GOLDEN = Path(__file__).parent / "golden" / "git"
+BASE = "ghcr.io/huggingface/openenv-base:latest"
+PIN = "openenv[core] @ git+https://github.com/huggingface/OpenEnv.git@v0.2.2"
+PYPROJECT = f'[project]\nname = "demo"\nversion = "0"\ndependencies = ["{PIN}"]\n'
+
+CASES: dict[str, dict[str, str]] = {
+    "direct_url_slim": {
+        "Dockerfile": (
+            "FROM python:3.11-slim\nWORKDIR /app\n"
+            "RUN pip install --no-cache-dir 'openenv[core]>=0.2.2'\nCMD [\"python\"]\n"
+        ),
+    },
+    "nested_requirements": {
+        "Dockerfile": (
+            "FROM python:3.11-slim\nWORKDIR /app\nCOPY requirements.txt reqs/ ./\n"
+            "RUN pip install --no-cache-dir -r requirements.txt\n"
+        ),
+        "requirements.txt": "fastapi\n-r reqs/base.txt\n",
+        "reqs/base.txt": "-c constraints.txt\nuvicorn\n",
+        "reqs/constraints.txt": f"{PIN}\n",
+    },
+    "uv_sync_pyproject": {
+        "Dockerfile": (
+            "ARG BASE_IMAGE=openenv-base:latest\nFROM ${BASE_IMAGE} AS builder\n"
+            "WORKDIR /app/env\nCOPY . /app/env\n"
+            "RUN --mount=type=cache,target=/root/.cache/uv \\\n    uv sync --frozen --no-editable\n"
+            "FROM ${BASE_IMAGE}\nCOPY --from=builder /app/env /app/env\n"
+        ),
+        "pyproject.toml": PYPROJECT,
+    },
+    "pip_install_dot_alpine": {
+        "Dockerfile": "FROM python:3.12-alpine\nWORKDIR /srv\nCOPY . .\nRUN pip install .\n",
+        "pyproject.toml": PYPROJECT,
+    },
+    "non_root_user": {
+        "Dockerfile": (
+            "FROM nvidia/cuda:11.8.0-runtime-ubuntu22.04\nUSER carla\nWORKDIR /home/carla\n"
+            "RUN pip install git+https://github.com/huggingface/OpenEnv.git\n"
+        ),
+    },
+    "cd_then_pip_install_path": {
+        "Dockerfile": (
+            "FROM python:3.11-slim\nCOPY . /app\n"
+            "RUN cd /app && pip install --no-cache-dir ./envs/demo/\n"
+        ),
+        "envs/demo/pyproject.toml": PYPROJECT,
+    },
+}
+UNCHANGED: dict[str, dict[str, str]] = {
+    "git_installed_first": {
+        "Dockerfile": (
+            "FROM python:3.11-slim\nRUN apt-get update && apt-get install -y git\n"
+            f"RUN pip install '{PIN}'\n"
+        ),
+    },
+    "builder_has_git": {
+        "Dockerfile": (
+            "FROM python:3.11-slim AS builder\nRUN apt-get install -y git curl\n"
+            f"FROM builder\nRUN pip install '{PIN}'\n"
+        ),
+    },
+    "full_python_image": {"Dockerfile": f"FROM python:3.11\nRUN pip install '{PIN}'\n"},
+    "requirements_without_git": {
+        "Dockerfile": "FROM python:3.11-slim\nCOPY r.txt .\nRUN pip install -r r.txt\n",
+        "r.txt": "fastapi\n",
+    },
+}
+
+
+def write(tree: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text(text)
+
+
+def rewrite(tree: Path) -> tuple[str, list]:
+    return rewrite_for_space(
+        (tree / "Dockerfile").read_text(),
+        path="Dockerfile",
+        base_image=BASE,
+        dist="openenv",
+        ref="v0.2.2",
+        context=tree,
+    )
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_git_is_installed_before_the_first_install_that_needs_it(tmp_path: Path, case: str) -> None:
+    write(tmp_path, CASES[case])
+    assert list(check_git(tmp_path)) or "'openenv" in CASES[case]["Dockerfile"]
+    text, changes = rewrite(tmp_path)
+    git = [dataclasses.asdict(c) for c in changes if "no git" in c.why]
+    expected, recorded = GOLDEN / f"{case}.expected", GOLDEN / f"{case}.changes.json"
+    if os.environ.get("UPDATE_GOLDEN"):
+        GOLDEN.mkdir(parents=True, exist_ok=True)
+        expected.write_text(text)
+        recorded.write_text(json.dumps(git, indent=2) + "\n")
+    assert text == expected.read_text()
+    assert json.dumps(git, indent=2) + "\n" == recorded.read_text()
+    assert len(git) == 1
+    (tmp_path / "Dockerfile").write_text(text)
+    assert list(check_git(tmp_path)) == []  # the check proves the fix
+    assert rewrite(tmp_path)[0] == text  # and a second rewrite adds nothing
+
+
+@pytest.mark.parametrize("case", sorted(UNCHANGED))
+def test_no_git_is_added_where_it_is_there_or_not_needed(tmp_path: Path, case: str) -> None:
+    write(tmp_path, UNCHANGED[case])
+    _, changes = rewrite(tmp_path)
+    assert [c for c in changes if "no git" in c.why] == []
+    assert list(check_git(tmp_path)) == []
+
+
+def test_without_a_context_no_git_is_added() -> None:
+    text, changes = rewrite_for_space(
+        CASES["direct_url_slim"]["Dockerfile"],
+        path="Dockerfile",
+        base_image=BASE,
+        dist="openenv",
+        ref="v0.2.2",
+    )
+    assert "apt-get" not in text and not [c for c in changes if "no git" in c.why]

@@ -1,0 +1,154 @@
+"""The release tuple is validated: base image, staged FROMs, version, --ref."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from releaselib.checks import check_from
+from releaselib.config import base_image, normalise_version
+from releaselib.errors import UsageError
+from releaselib.options import Options, build_config
+from tests import test_bad_input, test_refs
+from tests.test_bad_input import assert_one_line, run
+
+checkout = test_bad_input.checkout  # fixtures shared with those modules
+remote = test_refs.remote
+
+
+@pytest.mark.parametrize(
+    ("repo", "fragment"),
+    [
+        ("ghcr.io/huggingface/openenv-base:latest", "already has a tag (latest)"),
+        ("ghcr.io/x/base@sha256:" + "a" * 64, "already has a digest (sha256:"),
+        ("ghcr.io/x/Base", "is not a valid image reference"),
+        ("x:latest:latest", "is not a valid image reference"),
+    ],
+)
+def test_a_base_image_with_a_tag_or_digest_is_a_usage_error(repo: str, fragment: str) -> None:
+    with pytest.raises(UsageError) as raised:
+        base_image(repo)
+    assert fragment in raised.value.message and raised.value.exit_code == 2
+
+
+def test_a_base_image_repository_gets_its_tag() -> None:
+    assert (
+        base_image("localhost:5000/openenv-base", "abcdef1")
+        == "localhost:5000/openenv-base:abcdef1"
+    )
+    assert base_image() == "ghcr.io/huggingface/openenv-base:latest"
+
+
+def test_base_image_with_a_tag_exits_2_through_the_console_script(
+    checkout: Path, tmp_path: Path
+) -> None:
+    result = run(
+        checkout, tmp_path, "stage", "--base-image", "ghcr.io/huggingface/openenv-base:latest"
+    )
+    assert_one_line(
+        result,
+        2,
+        "--base-image 'ghcr.io/huggingface/openenv-base:latest' already has a tag",
+        "--base-sha latest",
+    )
+    assert "latest:latest" not in result.stdout + result.stderr.split("error:")[0]
+
+
+@pytest.mark.parametrize(
+    ("base", "fragment"),
+    [
+        (
+            "ghcr.io/huggingface/openenv-base:latest:latest",
+            "FROM 'ghcr.io/huggingface/openenv-base:latest:latest' is not a valid image reference",
+        ),
+        ("Python:3.11", "is not a valid image reference"),
+    ],
+)
+def test_every_staged_from_is_a_valid_image_reference(
+    tmp_path: Path, base: str, fragment: str
+) -> None:
+    (tmp_path / "Dockerfile").write_text(f"FROM {base} AS builder\nFROM builder\nFROM scratch\n")
+    [finding] = check_from(tmp_path)
+    assert fragment in finding.message and finding.line == 1
+
+
+def test_valid_froms_pass(tmp_path: Path) -> None:
+    text = "FROM --platform=linux/amd64 python:3.10.12-slim AS b\nFROM b\nFROM nvidia/cuda:11.8.0-runtime-ubuntu22.04\n"
+    (tmp_path / "Dockerfile").write_text(text)
+    assert list(check_from(tmp_path)) == []
+
+
+@pytest.mark.parametrize(
+    ("given", "version", "noted"),
+    [
+        ("v0.2.2", "0.2.2", True),
+        ("V0.3.0", "0.3.0", True),
+        ("0.2.2", "0.2.2", False),
+        ("20241101", "20241101", False),
+        ("vnext", "vnext", False),
+    ],
+)
+def test_version_normalisation(given: str, version: str, noted: bool) -> None:
+    got, note = normalise_version(given)
+    assert got == version and (note is not None) == noted
+
+
+def configure(checkout: Path, tmp_path: Path, remote: Path, **options: str):
+    return build_config(
+        Options(repo=str(checkout), staging_dir=str(tmp_path / "s"), remote=str(remote), **options)
+    )
+
+
+def test_a_v_version_is_normalised_for_suffix_and_tag_with_a_note(
+    checkout: Path, tmp_path: Path, remote: Path
+) -> None:
+    config, resolution = configure(checkout, tmp_path, remote, version="v0.2.2")
+    assert (config.version, config.suffix, config.ref) == ("0.2.2", "-0.2.2", "v0.2.2")
+    assert "--version v0.2.2 normalised to 0.2.2" in (resolution.warning or "")
+
+
+def test_a_sha_looking_version_is_looked_up_as_a_tag(
+    checkout: Path, tmp_path: Path, remote: Path
+) -> None:
+    tagged = tmp_path / "tagged.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(remote), str(tagged)], check=True)
+    subprocess.run(["git", "--git-dir", str(tagged), "tag", "20241101", "v0.3.1"], check=True)
+    config, resolution = configure(checkout, tmp_path, tagged, version="20241101")
+    assert config.ref == "20241101" and "found on" in resolution.reason
+    untagged, resolution = configure(checkout, tmp_path, remote, version="20241102")
+    assert untagged.ref == "main" and "not tagged" in (resolution.warning or "")
+
+
+def test_an_explicit_ref_differs_from_the_version_and_shows_its_resolution(
+    checkout: Path, tmp_path: Path, remote: Path
+) -> None:
+    config, resolution = configure(checkout, tmp_path, remote, version="0.2.2", ref="v0.3.1")
+    assert (config.version, config.ref, config.dist) == ("0.2.2", "v0.3.1", "openenv")
+    assert resolution.reason == f"--ref v0.3.1: tag or branch found on {remote}"
+    sha, resolution = configure(checkout, tmp_path, remote, version="0.2.2", ref="abcdef1234")
+    assert sha.ref == "abcdef1234" and resolution.reason == "--ref abcdef1234: a commit sha"
+    with pytest.raises(UsageError, match="--ref feature-x: no such tag or branch"):
+        configure(checkout, tmp_path, remote, version="0.2.2", ref="feature-x")
+
+
+def test_the_ref_flag_is_on_stage_and_release(checkout: Path, tmp_path: Path, remote: Path) -> None:
+    result = run(
+        checkout,
+        tmp_path,
+        "stage",
+        "--version",
+        "0.2.2",
+        "--ref",
+        "v0.3.1",
+        OPENENV_RELEASE_REMOTE=str(remote),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "--ref v0.3.1: tag or branch found on" in result.stdout
+    assert (
+        "git+https://github.com/huggingface/OpenEnv.git@v0.3.1"
+        in (tmp_path / "staging" / "openenv" / "a_env-0.2.2" / "pyproject.toml").read_text()
+    )
+    helped = run(checkout, tmp_path, "release", "--help")
+    assert "--ref=STRING" in helped.stdout

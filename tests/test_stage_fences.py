@@ -1,0 +1,214 @@
+"""Staging takes only what the release owns: what git tracks, no secrets, only folders it made."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import string
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from releaselib.discover import discover_envs
+from releaselib.hookspecs import hookimpl
+from releaselib.locks import LOCK_NAME, held
+from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.records import AllowedSecret
+from releaselib.stage import StageRun, allow_flags, manifest_path, stage_envs
+from tests.test_bad_input import config_for
+from tests.test_stage import make_env, write
+from tests.test_tasks import PROJECT, cli
+
+CANARY = "hf_" + "".join(random.choices(string.ascii_letters, k=34))
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=repo, check=True, capture_output=True)
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A git checkout: a_env with a canary in an untracked and an ignored file, b_env clean."""
+    repo = tmp_path / "OpenEnv"
+    write(repo / "pyproject.toml", '[project]\nname = "openenv"\nversion = "0.2.2"\n')
+    write(repo / "src" / "openenv" / "core" / "__init__.py", "")
+    make_env(repo, "a_env", **{".gitignore": "build/\n*.egg-info/\n"})
+    make_env(repo, "b_env", **{"data/old.txt": "old\n"})
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "init")
+    env = repo / "envs" / "a_env"
+    write(env / "notes.txt", f"token = {CANARY}\n")  # untracked
+    write(env / "build" / "lib" / "leak.py", f"TOKEN = '{CANARY}'\n")  # ignored
+    write(env / "x.egg-info" / "PKG-INFO", "Name: x\n")  # ignored
+    write(env / "server" / "app.py", "app = 1\n")  # modified
+    (repo / "envs" / "b_env" / "data" / "old.txt").unlink()  # tracked, deleted
+    return repo
+
+
+def stage(repo: Path, tmp_path: Path, run: StageRun | None = None) -> dict[str, object]:
+    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    return {s.env: s for s in stage_envs(config_for(repo, tmp_path), discover_envs(repo), registry, run)}
+
+
+def test_only_tracked_files_are_staged_and_the_rest_is_named(checkout: Path, tmp_path: Path) -> None:
+    staged = stage(checkout, tmp_path)
+    a = staged["a_env"]
+    assert a.ok, a.error
+    assert not any(f.startswith(("build/", "x.egg-info", "notes.txt")) or "/build/" in f or "notes.txt" in f for f in a.manifest)
+    assert (a.staged_dir / "server" / "app.py").read_text() == "app = 1\n"  # the working tree's content
+    assert a.worktree == (
+        "envs/a_env: 1 file modified (server/app.py), 1 untracked (notes.txt) — untracked files are "
+        "left out; commit them to release them"
+    )
+    assert a.as_json()["untracked"] == ["envs/a_env/notes.txt"] and a.as_json()["git"] is True
+    b = staged["b_env"]
+    assert b.ok and "envs/b_env/data/old.txt" not in b.manifest and b.worktree is not None
+    tree = b"".join(p.read_bytes() for p in (tmp_path / "staging").rglob("*") if p.is_file())
+    assert CANARY.encode() not in tree
+
+
+def test_a_tracked_secret_under_an_innocent_name_fails_its_env_only(checkout: Path, tmp_path: Path) -> None:
+    write(checkout / "envs" / "a_env" / "settings.ini", f"[hub]\ntoken = {CANARY}\n")
+    git(checkout, "add", "envs/a_env/settings.ini")
+    staged = stage(checkout, tmp_path)
+    assert staged["b_env"].ok
+    a = staged["a_env"]
+    assert not a.ok and a.error is not None
+    assert a.error.startswith("a_env: envs/a_env/settings.ini:2: Hugging Face token;")
+    assert CANARY not in a.error and not a.staged_dir.exists()
+    assert not [p for p in (tmp_path / "staging" / "openenv").iterdir() if p.name.startswith(".")]
+    allowed = stage(checkout, tmp_path, StageRun(allow_flags(["envs/a_env/settings.ini"], checkout)))["a_env"]
+    assert allowed.ok and [str(f) for f in allowed.allowed_secrets] == ["envs/a_env/settings.ini:2: Hugging Face token"]
+    assert allowed.allowed_secrets[0].allowed_by == "--allow-secret"
+
+
+def test_the_canary_is_in_no_output_ledger_or_briefing(checkout: Path, tmp_path: Path) -> None:
+    write(checkout / "envs" / "a_env" / "settings.ini", f"[hub]\ntoken = {CANARY}\n")
+    git(checkout, "add", "envs/a_env/settings.ini")
+    staging = tmp_path / "staging"
+    result = cli("release", "--repo", str(checkout), "--staging-dir", str(staging), "--until", "stage", "--json")
+    assert result.returncode == 1, result.stderr
+    assert "envs/a_env/settings.ini:2: Hugging Face token" in result.stderr
+    assert "1 untracked (notes.txt)" in result.stderr
+    assert CANARY not in result.stdout + result.stderr
+    report = cli("report", "--repo", str(checkout), "--staging-dir", str(staging))
+    assert report.returncode == 0 and CANARY not in report.stdout + report.stderr, report.stderr
+    written = [p for p in staging.rglob("*") if p.is_file()]
+    assert any(p.name.startswith("ledger-") for p in written) and any(p.name.startswith("briefing-") for p in written)
+    assert not [p for p in written if CANARY.encode() in p.read_bytes()]
+
+
+def test_a_folder_staging_did_not_make_is_never_touched(checkout: Path, tmp_path: Path) -> None:
+    mine = tmp_path / "staging" / "openenv" / "a_env-0.2.2"
+    write(mine / "mywork.py", "precious\n")
+    staged = stage(checkout, tmp_path)
+    assert staged["b_env"].ok
+    assert (mine / "mywork.py").read_text() == "precious\n" and os.listdir(mine) == ["mywork.py"]
+    error = staged["a_env"].error or ""
+    assert f"{mine}: a folder staging did not make" in error and "move your files out" in error
+
+
+def test_a_staged_tree_is_replaced_but_not_one_holding_a_users_file(checkout: Path, tmp_path: Path) -> None:
+    first = stage(checkout, tmp_path)["a_env"]
+    assert json.loads(manifest_path(first.staged_dir).read_text())["tool"] == "openenv-release"
+    write(checkout / "envs" / "a_env" / "server" / "app.py", "app = 2\n")
+    again = stage(checkout, tmp_path)["a_env"]
+    assert again.ok and (again.staged_dir / "server" / "app.py").read_text() == "app = 2\n"
+    write(again.staged_dir / "mywork.py", "precious\n")
+    refused = stage(checkout, tmp_path)["a_env"]
+    assert "holds files staging did not write (mywork.py)" in (refused.error or "")
+    assert (again.staged_dir / "mywork.py").is_file()
+    assert [p.name for p in (tmp_path / "staging" / "openenv").iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_staging_dir_the_tool_creates_is_gitignored(checkout: Path, tmp_path: Path) -> None:
+    stage(checkout, tmp_path)
+    assert (tmp_path / "staging" / ".gitignore").read_text().splitlines()[-1] == "*"
+    inside = cli("stage", "--repo", str(checkout), "--env", "b_env", cwd=checkout, PYTHONPATH=str(PROJECT))
+    assert inside.returncode == 0, inside.stderr
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=checkout, capture_output=True, text=True)
+    assert "hf-staging" not in status.stdout, status.stdout
+
+
+def test_a_symlink_loop_fails_its_env_only(checkout: Path, tmp_path: Path) -> None:
+    (checkout / "envs" / "a_env" / "loop").symlink_to("..")
+    git(checkout, "add", "envs/a_env/loop")
+    staged = stage(checkout, tmp_path)
+    assert staged["b_env"].ok
+    assert "envs/a_env/loop: symlink loop" in (staged["a_env"].error or "")
+    assert [p.name for p in (tmp_path / "staging" / "openenv").iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_name_with_a_newline_fails_its_env_on_one_line(checkout: Path, tmp_path: Path) -> None:
+    write(checkout / "envs" / "a_env" / "bad\nname.txt", "x\n")
+    git(checkout, "add", "-A", "envs/a_env")
+    staged = stage(checkout, tmp_path)
+    error = staged["a_env"].error or ""
+    assert "envs/a_env/bad\\nname.txt: a file name with a control character" in error and "\n" not in error
+    assert staged["b_env"].ok
+
+
+def test_a_second_run_with_no_wait_names_the_holder(checkout: Path, tmp_path: Path) -> None:
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    with held(staging / LOCK_NAME, "staging dir", wait=False, on_wait=print):
+        result = cli("stage", "--repo", str(checkout), "--staging-dir", str(staging), "--no-wait")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"is in use by another openenv-release run (pid {os.getpid()}" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("where", "fragment"),
+    [
+        pytest.param("file", "a file, not a folder", id="staging-dir-is-a-file"),
+        pytest.param("namespace-file", "openenv: a file where a folder should be", id="namespace-is-a-file"),
+    ],
+)
+def test_staging_dir_problems_are_exit_2(checkout: Path, tmp_path: Path, where: str, fragment: str) -> None:
+    staging = tmp_path / "staging"
+    if where == "file":
+        write(staging, "x")
+    else:
+        write(staging / "openenv", "x")
+    result = cli("stage", "--repo", str(checkout), "--staging-dir", str(staging))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr and fragment in result.stderr
+
+
+def test_a_read_only_staging_dir_is_exit_2(checkout: Path, tmp_path: Path) -> None:
+    staging = tmp_path / "ro"
+    staging.mkdir()
+    staging.chmod(0o555)
+    prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"] if os.geteuid() == 0 else []
+    code = "from openenv_release.cli import main; main()"
+    import sys
+
+    result = subprocess.run(
+        [*prefix, sys.executable, "-c", code, "stage", "--repo", str(checkout), "--staging-dir", str(staging)],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "OPENENV_RELEASE_REMOTE": str(tmp_path / "no-remote")},
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"--staging-dir {staging}" in result.stderr and "Permission denied" in result.stderr
+
+
+class AllowsSettings:
+    @hookimpl
+    def openenv_release_allowed_secrets(self, env: str) -> list[AllowedSecret]:
+        return [AllowedSecret("envs/a_env/*.ini", why="a test fixture", kind="Hugging Face token")] if env == "a_env" else []
+
+
+def test_a_plugin_allows_a_known_false_positive(checkout: Path, tmp_path: Path) -> None:
+    write(checkout / "envs" / "a_env" / "settings.ini", f"[hub]\ntoken = {CANARY}\n")
+    git(checkout, "add", "envs/a_env/settings.ini")
+    pm = get_plugin_manager(entry_points=False)
+    pm.register(AllowsSettings())
+    [a, _] = stage_envs(config_for(checkout, tmp_path), discover_envs(checkout), PluginRegistry(pm))
+    assert a.ok, a.error
+    assert a.as_json()["allowed_secrets"] == [
+        {"file": "envs/a_env/settings.ini", "line": 2, "kind": "Hugging Face token", "allowed_by": a.allowed_secrets[0].allowed_by}
+    ]
+    assert a.allowed_secrets[0].allowed_by.endswith(": a test fixture")
