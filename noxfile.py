@@ -85,6 +85,14 @@ def staged_docker(session: nox.Session) -> None:
 
 
 @nox.session(venv_backend="none", default=False)
+def resume(session: nox.Session) -> None:
+    """The kill-and-resume e2e test, each kill point against a fresh Hub 8 times (or N: -- N)."""
+    repeat = session.posargs[0] if session.posargs else "8"
+    session.env["OPENENV_RELEASE_RESUME_REPEAT"] = repeat
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/e2e/test_resume.py", external=True)
+
+
+@nox.session(venv_backend="none", default=False)
 def bench(session: nox.Session) -> None:
     """Every benchmark under bench/: one table, figures written to bench/results.json."""
     session.run(sys.executable, "bench/run_all.py")

@@ -4,7 +4,7 @@ releaselib's decisions out, each recorded back into the ledger (except in a dry 
 from __future__ import annotations
 
 import json as jsonlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from invoke.context import Context
@@ -133,7 +133,7 @@ def promote(
             dry_run=dry_run,
         )
         if not dry_run:
-            record_promotions(book, decisions)
+            record_promotions(book, decisions, verdicts)
         emit(json, config, "promotions", decisions)
         if not json:
             show(
@@ -157,20 +157,15 @@ def promote(
             raise Exit(code=1)
 
 
-def record_promotions(book: Ledger, decisions: Sequence[Promotion]) -> None:
-    """One promote record per env: ``promoted`` when every target holds the candidate."""
+def record_promotions(
+    book: Ledger, decisions: Sequence[Promotion], verdicts: Mapping[str, Verdict]
+) -> None:
+    """One promote record per env, as ``release`` records it."""
+    from releaselib.release import record_promotion
+
     for env in dict.fromkeys(d.env for d in decisions):
-        mine = [d for d in decisions if d.env == env]
-        failed = any(d.status == "failed" for d in mine)
-        book.record(
-            env,
-            "promote",
-            status="failed" if failed else "done",
-            decision="promoted" if all(d.done for d in mine) else "held",
-            targets=[d.target for d in mine],
-            reason="; ".join(f"{d.target}: {d.reason}" for d in mine if d.reason),
-            promotions=[d.as_json() for d in mine],
-        )
+        passed = env in verdicts and verdicts[env].outcome == "PASS"
+        record_promotion(book, env, [d for d in decisions if d.env == env], passed=passed)
 
 
 @task(
@@ -248,10 +243,19 @@ def collection(
 
 def record_collection(book: Ledger, sync: CollectionSync, verdicts: dict[str, Verdict]) -> None:
     """A collection record for each env whose candidate the versioned collection holds."""
+    from releaselib.release import verified_at
+
     for env, verdict in verdicts.items():
         added, present = verdict.space_id in sync.added, verdict.space_id in sync.present
         if added or present:
-            book.record(env, "collection", slug=sync.slug, added=added, present=present)
+            book.record(
+                env,
+                "collection",
+                slug=sync.slug,
+                added=added,
+                present=present,
+                verified_at=verified_at(book, env),
+            )
 
 
 def print_collection(console: Console, sync: CollectionSync, *, dry_run: bool) -> None:
@@ -301,6 +305,7 @@ def pin(
     from releaselib.hub import Hub
     from releaselib.pin import commit_pins
     from releaselib.pin_step import pin_envs
+    from releaselib.release import verified_at
 
     with reported():
         options = Options(
@@ -315,7 +320,13 @@ def pin(
         decisions = pin_envs(Hub.connect(config.hub_endpoint), config, verdicts, envs=env or None)
         for d in decisions:
             data = {k: v for k, v in d.as_json().items() if k != "env"}
-            book.record(d.env, "pin", status="failed" if d.error else "done", **data)
+            book.record(
+                d.env,
+                "pin",
+                status="failed" if d.error else "done",
+                verified_at=verified_at(book, d.env),
+                **data,
+            )
         sha = None
         if commit:
             sha = commit_pins(

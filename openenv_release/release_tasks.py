@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json as jsonlib
+from collections.abc import Callable
 from pathlib import Path
 
 from invoke.context import Context
@@ -17,6 +18,11 @@ from releaselib.discover import discover_envs, select_envs
 from releaselib.errors import UsageError
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
+
+
+def lines(console: Console) -> Callable[[str], None]:
+    """Print each event on one line, never wrapped (a command in it stays copyable)."""
+    return lambda line: console.print(line, soft_wrap=True)
 
 
 def tuple_for(
@@ -108,13 +114,15 @@ def release(
             book = Ledger.load(ledger_path, release_key(config))
             registry = PluginRegistry(get_plugin_manager())
             options = replace(options, allowed_secrets=allowed)
-            run = Release(config, resolution, hub, registry, book, options, console.print).run(
+            run = Release(config, resolution, hub, registry, book, options, lines(console)).run(
                 specs
             )
         if json:
             print(jsonlib.dumps(run.report, indent=2))
         else:
-            out.print_board(console, board(book, runtimes_of(hub.list_spaces(config.namespace))))
+            out.print_board(
+                console, board(book, runtimes_of(hub.list_spaces(config.namespace)), config)
+            )
         if any(e["outcome"] == "FAIL" for e in run.report["envs"]):
             raise Exit(code=1)
 
@@ -145,7 +153,7 @@ def status(
         )
         hub = Hub.connect(config.hub_endpoint)
         book = require_ledger(config, ledger, remedy="run `release` first, or pass --ledger PATH")
-        rows = board(book, runtimes_of(hub.list_spaces(config.namespace)))
+        rows = board(book, runtimes_of(hub.list_spaces(config.namespace)), config)
         if json:
             print(jsonlib.dumps([r.as_json() for r in rows], indent=2))
         else:
@@ -207,12 +215,11 @@ def rehearse(
         if builder not in BUILDERS:
             raise UsageError(f"--builder {builder!r}: choose one of {', '.join(BUILDERS)}")
         faults = Scenario.load(Path(scenario)) if scenario else None
-        result = run_rehearsal(workdir, scenario=faults, on_event=console.print, builder=builder)
+        result = run_rehearsal(workdir, scenario=faults, on_event=lines(console), builder=builder)
         if json:
             print(jsonlib.dumps(result.report, indent=2))
         else:
             out.print_board(console, result.board)
-        console.print(f"briefing: {result.briefing}")
         for line in result.mismatches:
             console.print(f"[red]not as intended:[/] {line}")
         if not result.ok:

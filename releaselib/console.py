@@ -235,4 +235,6 @@ def print_board(console: Console, rows: Sequence[Row]) -> None:
     console.print(table)
     console.print("✓ done  ✗ failed  · pending  - does not apply")
     for row in rows:
-        console.print(f"{row.env} ({row.runtime or 'no runtime'}): next, {row.next_action}")
+        console.print(
+            f"{row.env} ({row.runtime or 'no runtime'}): next, {row.next_action}", soft_wrap=True
+        )

@@ -4,7 +4,13 @@ Layout (schema 1)::
 
     {"schema": 1, "release": {...}, "created": "<UTC ISO>", "updated": "<UTC ISO>",
      "envs": {"<env>": {"<step>": {"status": "done", "at": "<UTC ISO>", "attempt": 1,
-                                   "manifest_hash": "...", ...step data...}}}}
+                                   "manifest_hash": "...", "run": 2, ...step data...}}},
+     "history": {"<env>": [{"step": "<step>", ...a replaced or invalidated record...}]},
+     "runs": [{"run": 1, "at": "<UTC ISO>", "flags": {...}}]}
+
+``envs`` holds each step's latest record; ``history`` every record a later one replaced or
+``invalidate_from`` dropped, oldest first, so reports can be rebuilt from the whole release.
+``runs`` lists the ``release`` runs; records made during one carry its number.
 
 Each record is persisted at once through an atomic write (temp file in the same directory,
 fsync, ``os.replace``, fsync of the directory), so a crash leaves the old file or the new one,
@@ -34,14 +40,14 @@ SCHEMA = 1
 STEPS = ("stage", "deploy", "verify", "promote", "collection", "pin", "cleanup")
 STATUSES = ("done", "failed")
 RELEASE_KEYS = ("namespace", "version", "suffix")
-_STAMPED = frozenset({"status", "at", "attempt"})
+_STAMPED = frozenset({"status", "at", "attempt", "run"})
 
 Status = Literal["done", "failed"]
 
 
 @dataclass(frozen=True)
 class StepRecord:
-    """What one step recorded for one env."""
+    """What one step recorded for one env (``run``: the release run it came from, if any)."""
 
     step: str
     status: str
@@ -49,6 +55,7 @@ class StepRecord:
     attempt: int
     manifest_hash: str | None
     data: Mapping[str, Any] = field(default_factory=dict)
+    run: int | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,7 @@ class Ledger:
         self.path = path
         self._data = data
         self._lock = threading.Lock()
+        self._run: int | None = None
 
     @classmethod
     def load(cls, path: Path, release: Mapping[str, Any]) -> Ledger:
@@ -120,6 +128,36 @@ class Ledger:
         with self._lock:
             return sorted(self._data["envs"])
 
+    def history(self, env: str, step: str | None = None) -> list[StepRecord]:
+        """Every record of ``env`` (of ``step`` only, if given), oldest first: the replaced
+        and invalidated ones, then the current ones."""
+        with self._lock:
+            old = copy.deepcopy(self._data.get("history", {}).get(env, []))
+            now = copy.deepcopy(self._data["envs"].get(env, {}))
+        records = [_step_record(r.pop("step"), r) for r in old]
+        records += [_step_record(s, r) for s, r in now.items()]
+        chosen = [r for r in records if step is None or r.step == step]
+        return sorted(chosen, key=lambda r: r.at or "")
+
+    def runs(self) -> list[dict[str, Any]]:
+        """The ``release`` runs recorded so far, oldest first."""
+        with self._lock:
+            return copy.deepcopy(list(self._data.get("runs", [])))
+
+    def start_run(self, **info: Any) -> int:
+        """Begin a ``release`` run: persist it with ``info`` and stamp its number on every
+        record made from now on; return the number."""
+        refuse_tokens(info, where="run")
+        with self._lock:
+            runs = list(self._data.get("runs", []))
+            number = len(runs) + 1
+            runs.append({"run": number, "at": utc_now(), **json.loads(json.dumps(info))})
+            candidate = {**self._data, "runs": runs, "updated": utc_now()}
+            _write(self.path, candidate)
+            self._data = candidate
+            self._run = number
+        return number
+
     def record(self, env: str, step: str, *, status: Status = "done", **data: Any) -> StepRecord:
         """Record what ``step`` did for ``env`` and persist the ledger before returning.
 
@@ -141,6 +179,7 @@ class Ledger:
                 "at": utc_now(),
                 "attempt": steps.get(step, {}).get("attempt", 0) + 1,
                 "manifest_hash": steps.get("stage", {}).get("manifest_hash"),
+                **({"run": self._run} if self._run is not None else {}),
             }
             entry = {**stamped, **detached}
             self._replace_env(env, {**steps, step: entry})
@@ -169,12 +208,18 @@ class Ledger:
             return copy.deepcopy(self._data)
 
     def _replace_env(self, env: str, steps: dict[str, Any]) -> None:
-        """Persist the ledger with ``env``'s records replaced, then adopt it; hold the lock.
+        """Persist the ledger with ``env``'s records replaced (the old ones kept in its
+        history), then adopt it; hold the lock.
 
         If the write fails, the ledger in memory stays as it was on disk.
         """
+        old = self._data["envs"].get(env, {})
+        gone = [{"step": s, **r} for s, r in old.items() if steps.get(s) is not r]
+        history = dict(self._data.get("history", {}))
+        if gone:
+            history[env] = [*history.get(env, []), *gone]
         envs = {**self._data["envs"], env: steps}
-        candidate = {**self._data, "envs": envs, "updated": utc_now()}
+        candidate = {**self._data, "envs": envs, "history": history, "updated": utc_now()}
         _write(self.path, candidate)
         self._data = candidate
 
@@ -220,7 +265,13 @@ def _check_step(env: str, step: str) -> str:
 def _step_record(step: str, raw: dict[str, Any]) -> StepRecord:
     stamped = {key: raw.pop(key, None) for key in (*_STAMPED, "manifest_hash")}
     return StepRecord(
-        step, stamped["status"], stamped["at"], stamped["attempt"], stamped["manifest_hash"], raw
+        step,
+        stamped["status"],
+        stamped["at"],
+        stamped["attempt"],
+        stamped["manifest_hash"],
+        raw,
+        stamped["run"],
     )
 
 

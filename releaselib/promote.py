@@ -66,7 +66,7 @@ class Promotion:
     upload: tuple[str, ...] = ()
     delete: tuple[str, ...] = ()
     variables: tuple[str, ...] = ()  # keys set (or to set)
-    create: bool = False
+    create: bool = False  # the target does not exist (created, or held for --create-missing)
 
     @property
     def done(self) -> bool:
@@ -203,7 +203,7 @@ def _publish(
     base = Promotion(env, candidate, target.space_id, "held", commit=commit)
     if not target.exists and not run.create_missing:
         reason = f"{target.space_id} does not exist; pass --create-missing to create it"
-        return replace(base, status="held", reason=reason)
+        return replace(base, status="held", reason=reason, create=True)  # held: it is missing
     try:
         staged = _target_tree(run, env, tree, target.space_id)
         remote = run.hub.remote_files(target.space_id) if target.exists else {}

@@ -140,7 +140,7 @@ def rehearse(
         specs = select_envs(discover_envs(checkout), [])
         result = Release(config, resolution, hub, registry, ledger, options, on_event).run(specs)
         spaces = hub.list_spaces(NAMESPACE)
-        rows = board(ledger, runtimes_of(spaces))
+        rows = board(ledger, runtimes_of(spaces), config)
         commits = {s.id: hub.commit_count(s.id) for s in spaces}
         statuses = dict(local.counters().by_status)
     return Rehearsal(

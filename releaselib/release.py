@@ -1,10 +1,13 @@
 """The whole release, resumable: stage, deploy, verify, promote, collection, pin, report.
 
 Every step reads the ledger and records what it did per env before the next env's result can be
-lost. A rerun resumes: a step already done for the same staged content (manifest hash) is
-skipped, what failed or stayed inconclusive is tried again, and an env whose staged content
-changed is redone from deploy on. Deploy and promote diff against the Hub before committing, so
-a run killed between a commit and its record makes no second commit when restarted.
+lost. A rerun re-stages every env (so a lifted pin or a code fix shows up) and resumes: an env
+whose staged content changed is redone from deploy on; every env whose verdict is not a PASS
+standing for its candidate's current head is verified again (FAIL and INCONCLUSIVE included);
+promote, collection and pin are redone after each new verdict, and promote and collection also
+for envs they have not finished (so ``--create-missing`` on a rerun acts). Deploy and promote
+diff against the Hub before committing, so a run killed between a commit and its record makes
+no second commit when restarted.
 """
 
 from __future__ import annotations
@@ -21,10 +24,10 @@ from releaselib.config import RefResolution, ReleaseConfig
 from releaselib.deploy import Deployed, canonical_fence, deploy_one
 from releaselib.errors import UsageError
 from releaselib.hub import Hub
-from releaselib.ledger import Ledger
+from releaselib.ledger import EnvEntry, Ledger
 from releaselib.pin_step import pin_envs
 from releaselib.plugins import PluginRegistry
-from releaselib.promote import promote
+from releaselib.promote import Promotion, promote
 from releaselib.records import AllowedSecret, EnvSpec, StagedSpace
 from releaselib.report import build_report, write_briefing
 from releaselib.stage import StageRun, stage_env
@@ -61,6 +64,19 @@ class ReleaseOptions:
 
     def runs(self, step: str) -> bool:
         return STEPS.index(self.from_step) <= STEPS.index(step) <= STEPS.index(self.until_step)
+
+    def flags(self) -> list[str]:
+        """The command-line flags that give these options (defaults left out)."""
+        default = ReleaseOptions()
+        out = []
+        for name in ("timeout", "wait"):
+            if getattr(self, name) != getattr(default, name):
+                out += [f"--{name}", f"{getattr(self, name):g}"]
+        return out + [
+            f"--{name.replace('_', '-')}"
+            for name in ("create_missing", "commit_pins")
+            if getattr(self, name)
+        ]
 
 
 @dataclass(frozen=True)
@@ -101,9 +117,17 @@ class Release:
 
     def run(self, specs: Sequence[EnvSpec]) -> ReleaseRun:
         envs = [s.name for s in specs]
-        if self.options.from_step != "stage":
+        step = self.options.from_step
+        if step != "stage":
+            if not any(self.ledger.env(env).get(step) for env in envs):
+                raise UsageError(
+                    f"nothing to redo: the ledger has no {step} records",
+                    remedy=f"run release without --from, or with the ledger of a run that "
+                    f"reached {step}",
+                )
             for env in envs:
-                self.ledger.invalidate_from(env, self.options.from_step)
+                self.ledger.invalidate_from(env, step)
+        self.ledger.start_run(flags=self.options.flags(), envs=envs)
         staged = self.stage(specs)
         steps: list[tuple[str, Callable[[list[str]], None]]] = [
             ("deploy", lambda names: self.deploy([s for s in staged if s.env in names])),
@@ -154,6 +178,38 @@ class Release:
                 out.append(env)
         return out
 
+    def unverified(self, envs: Sequence[str]) -> list[str]:
+        """Deployed envs without a PASS standing for their candidate's current head (one
+        listing of the namespace, when there are PASSes to check)."""
+        entries = [self.ledger.env(env) for env in envs]
+        deployed = {e.name: e for e in entries if (d := e.get("deploy")) and d.status == "done"}
+        passes = {e: entry for e, entry in deployed.items() if _passed(entry)}
+        heads: dict[str, str | None] = {}
+        if passes:
+            heads = {s.id: s.sha for s in self.hub.list_spaces(self.config.namespace)}
+        return [
+            env
+            for env, entry in deployed.items()
+            if env not in passes or _verified_head(entry) != heads.get(_space(entry))
+        ]
+
+    def after_verdict(self, envs: Sequence[str], step: str) -> list[str]:
+        """Envs with a verdict whose ``step`` was not done after that verdict, or did not
+        finish (held or failed)."""
+        out = []
+        for env in envs:
+            entry = self.ledger.env(env)
+            verify, record = entry.get("verify"), entry.get(step)
+            if verify is None or verify.data.get("outcome") is None:
+                continue
+            stale = record is None or record.data.get("verified_at") != verify.at
+            unfinished = record is not None and (
+                record.status != "done" or record.data.get("decision") == "held"
+            )
+            if stale or unfinished:
+                out.append(env)
+        return out
+
     def deploy(self, staged: Sequence[StagedSpace]) -> None:
         todo = set(self.pending([s.env for s in staged], "deploy", "stage"))
         fence = canonical_fence(self.config, self.registry)
@@ -166,7 +222,7 @@ class Release:
             self.event(f"deployed {s.env}: {d.error or (d.commit or 'unchanged')}")
 
     def verify(self, envs: list[str]) -> None:
-        todo = self.pending(envs, "verify", "deploy")
+        todo = self.unverified(envs)
         if not todo:
             return
         ids = [self.config.space_id(env) for env in todo]
@@ -186,7 +242,7 @@ class Release:
             self.event(f"verified {result.env}: {result.outcome.value} ({result.reason})")
 
     def promote(self, envs: list[str]) -> None:
-        todo = self.pending(envs, "promote", "verify")
+        todo = self.after_verdict(envs, "promote")
         if not todo:
             return
         verdicts = from_ledger(self.ledger)
@@ -199,26 +255,15 @@ class Release:
             create_missing=self.options.create_missing,
         )
         for env in todo:
+            passed = env in verdicts and verdicts[env].outcome == "PASS"
             mine = [p for p in done if p.env == env]
-            passed = verdicts.get(env) is not None and verdicts[env].outcome == "PASS"
-            promoted = passed and bool(mine) and all(p.done for p in mine)
-            failed = any(p.status == "failed" for p in mine)
-            reasons = "; ".join(p.reason for p in mine if p.reason)
-            self.ledger.record(
-                env,
-                "promote",
-                status="failed" if failed else "done",
-                decision="promoted" if promoted else "held",
-                targets=[p.target for p in mine if p.done],
-                reason=reasons or ("no canonical Space" if passed and not mine else ""),
-                promotions=[p.as_json() for p in mine],
-            )
-            self.event(f"promote {env}: {'promoted' if promoted else 'held'} {reasons}")
+            promoted, reason = record_promotion(self.ledger, env, mine, passed=passed)
+            self.event(f"promote {env}: " + ("promoted" if promoted else f"held ({reason})"))
 
     def collection(self, envs: list[str]) -> None:
         verdicts = from_ledger(self.ledger)
         passing = [e for e in envs if e in verdicts and verdicts[e].outcome == "PASS"]
-        todo = self.pending(passing, "collection", "promote")
+        todo = self.after_verdict(passing, "collection")
         if not todo:
             return
         synced = sync_collection(
@@ -234,17 +279,24 @@ class Release:
                 slug=versioned.slug,
                 added=space_id in versioned.added,
                 present=space_id in versioned.present,
+                verified_at=verified_at(self.ledger, env),
             )
         self.event(f"collection {versioned.slug}: +{len(versioned.added)}")
 
     def pin(self, envs: list[str]) -> None:
-        todo = self.pending(envs, "pin", "verify")
+        todo = self.after_verdict(envs, "pin")
         if not todo:
             return
         decisions = pin_envs(self.hub, self.config, from_ledger(self.ledger), envs=todo)
         for d in decisions:
             data = {k: v for k, v in d.as_json().items() if k != "env"}
-            self.ledger.record(d.env, "pin", status="failed" if d.error else "done", **data)
+            self.ledger.record(
+                d.env,
+                "pin",
+                status="failed" if d.error else "done",
+                verified_at=verified_at(self.ledger, d.env),
+                **data,
+            )
             if d.changed or d.error:
                 self.event(f"pin {d.env}: {d.error or data['decision']}")
         results = [d.result for d in decisions if d.result is not None]
@@ -253,12 +305,76 @@ class Release:
             self.event(f"pins committed: {sha}")
 
 
+def _passed(entry: EnvEntry) -> bool:
+    """True if the env's verdict is a PASS for its current staged content."""
+    verify = entry.get("verify")
+    return (
+        verify is not None
+        and verify.manifest_hash == entry.manifest_hash
+        and verify.data.get("outcome") == "PASS"
+    )
+
+
+def _space(entry: EnvEntry) -> str:
+    deploy = entry.get("deploy")
+    return str(deploy.data.get("space_id")) if deploy is not None else ""
+
+
+def _verified_head(entry: EnvEntry) -> object:
+    verify = entry.get("verify")
+    return verify.data.get("commit") if verify is not None else None
+
+
+def verified_at(ledger: Ledger, env: str) -> str | None:
+    """When the verdict the later steps act on was recorded (their records name it, so a new
+    verdict makes them due again)."""
+    verify = ledger.env(env).get("verify")
+    return verify.at if verify is not None else None
+
+
+def record_promotion(
+    ledger: Ledger, env: str, promotions: Sequence[Promotion], *, passed: bool
+) -> tuple[bool, str]:
+    """Record one env's promote step from its promotions (one per canonical target): promoted
+    when every target holds the candidate, else held and why. Returns both."""
+    promoted = passed and bool(promotions) and all(p.done for p in promotions)
+    missing = [p.target for p in promotions if p.status == "held" and p.create]
+    reason = "" if promoted else held_reason(promotions, missing)
+    if passed and not promotions:
+        reason = "no canonical Space"
+    ledger.record(
+        env,
+        "promote",
+        status="failed" if any(p.status == "failed" for p in promotions) else "done",
+        decision="promoted" if promoted else "held",
+        targets=[p.target for p in promotions if p.done],
+        reason=reason,
+        missing=missing,
+        promotions=[p.as_json() for p in promotions],
+        verified_at=verified_at(ledger, env),
+    )
+    return promoted, reason
+
+
+def held_reason(promotions: Sequence[Promotion], missing: Sequence[str]) -> str:
+    """Why an env's canonical Spaces were not all promoted: each distinct reason once (an env
+    with several targets is often held for the same reason at each)."""
+    if missing:
+        named = ", ".join(missing)
+        first = f"canonical {named} missing, pass --create-missing"
+        others = [p.reason for p in promotions if not p.done and p.target not in missing]
+        return "; ".join(dict.fromkeys([first, *filter(None, others)]))
+    return "; ".join(dict.fromkeys(p.reason for p in promotions if p.reason and not p.done))
+
+
 def record_stage(ledger: Ledger, result: StagedSpace) -> bool:
     """Record a staging result unless the ledger already has it done for the same content; an
     env whose content changed is redone from deploy. True when something was recorded."""
     known = ledger.env(result.env).manifest_hash
-    if result.ok and known == result.manifest_hash and ledger.done(
-        result.env, "stage", result.manifest_hash
+    if (
+        result.ok
+        and known == result.manifest_hash
+        and ledger.done(result.env, "stage", result.manifest_hash)
     ):
         return False
     if known is not None and known != result.manifest_hash:

@@ -1,8 +1,14 @@
-"""The release briefing: a JSON report built from the ledger, and its Markdown rendering."""
+"""The release briefing: a JSON report rebuilt from the ledger's whole history, and its Markdown.
+
+Whatever sequence of runs made the ledger, the briefing says for each env its current verdict
+and the run that recorded it, its decision and why, the pin that still stands in the checkout,
+and evidence only for canonical Spaces that now hold the candidate. Its commands run as printed.
+"""
 
 from __future__ import annotations
 
 import json
+import shlex
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -10,8 +16,18 @@ from typing import Any
 
 from releaselib.config import ReleaseConfig
 from releaselib.files import write_atomic
-from releaselib.ledger import EnvEntry, Ledger
+from releaselib.ledger import EnvEntry, Ledger, StepRecord, default_path
 from releaselib.render import render
+
+FAIL_REMEDY = (
+    "the Space itself answered wrongly: fix the env in the checkout, then rerun release "
+    "(it verifies again and lifts the pin once the env passes)"
+)
+PROBE_REMEDY = (
+    "our side got no answer from the Space: fix what the reason names (certificates, "
+    "network, timeouts, the probe), then rerun release; nothing was pinned"
+)
+WAIT_REMEDY = "rerun release (it verifies again), with a longer --wait if the Space was building"
 
 
 def data(entry: EnvEntry, step: str) -> Mapping[str, Any]:
@@ -30,34 +46,90 @@ def outcome(entry: EnvEntry) -> str:
     return "INCONCLUSIVE"
 
 
-def decision(entry: EnvEntry) -> str:
+def standing_pin(pins: Sequence[StepRecord]) -> StepRecord | None:
+    """The pin record whose edit still stands: the last one that pinned, unless a later pin
+    step lifted (or found nothing to lift)."""
+    standing = None
+    for record in pins:
+        decision = record.data.get("decision")
+        if decision == "pinned" and record.data.get("changed"):
+            standing = record
+        elif decision == "lifted":
+            standing = None
+    return standing
+
+
+def decision(entry: EnvEntry, pin: StepRecord | None) -> str:
     """promoted, pinned or held."""
     if data(entry, "promote").get("decision") == "promoted":
         return "promoted"
-    if data(entry, "pin").get("decision") == "pinned":
+    if pin is not None or data(entry, "pin").get("decision") == "pinned":
         return "pinned"
     return "held"
 
 
-def env_report(entry: EnvEntry) -> dict[str, Any]:
-    verify, deploy, stage = data(entry, "verify"), data(entry, "deploy"), data(entry, "stage")
-    promote, pin = data(entry, "promote"), data(entry, "pin")
+def decision_reason(entry: EnvEntry, verdict: str, decided: str, pin: StepRecord | None) -> str:
+    """Why the env ended as ``decided``: what the next step needs, in words."""
+    promote, verify = data(entry, "promote"), data(entry, "verify")
+    if decided == "promoted":
+        return f"into {', '.join(promote.get('targets', [])) or 'its canonical Spaces'}"
+    why = f"{verdict}: {verify.get('reason') or 'no reason recorded'}"
+    if decided == "pinned":
+        return why if verdict == "FAIL" or pin is None else f"pin of run {pin.run} stands; {why}"
+    for step in ("stage", "deploy"):
+        record = entry.get(step)
+        if record is not None and record.status == "failed":
+            return f"{step} failed: {record.data.get('error') or 'no error recorded'}"
+    if entry.get("verify") is None:
+        return "not verified yet"
+    if verdict != "PASS":
+        return why
+    return str(promote.get("reason") or "not promoted yet")
+
+
+def evidence(entry: EnvEntry) -> dict[str, Any]:
+    """The verify record the verdict rests on, and the run it came from."""
+    verify = entry.get("verify")
+    if verify is None:
+        return {}
+    found = verify.data
     return {
-        "env": entry.name,
+        "run": verify.run,
+        "at": verify.at,
+        "commit": found.get("commit"),
+        "stage": found.get("stage"),
+        "hardware": found.get("hardware"),
+        "domains": list(found.get("domain_attempts", [])),
+        "checks": dict(found.get("checks", {})),
+    }
+
+
+def env_report(ledger: Ledger, name: str) -> dict[str, Any]:
+    entry = ledger.env(name)
+    verify, deploy, stage = data(entry, "verify"), data(entry, "deploy"), data(entry, "stage")
+    pins = ledger.history(name, "pin")
+    pin = standing_pin(pins)
+    lift = pins[-1] if pins and pins[-1].data.get("decision") == "lifted" else None
+    verdict = outcome(entry)
+    decided = decision(entry, pin)
+    found = evidence(entry)
+    return {
+        "env": name,
         "space_id": deploy.get("space_id") or stage.get("space_id"),
         "commit": deploy.get("head"),
-        "outcome": outcome(entry),
-        "decision": decision(entry),
-        "canonical_targets": list(promote.get("targets", [])),
-        "reason": verify.get("reason")
-        or promote.get("reason")
-        or deploy.get("error")
-        or stage.get("error")
-        or "",
-        "stage": verify.get("stage"),
-        "hardware": verify.get("hardware"),
-        "domains": list(verify.get("domain_attempts", [])),
-        "pin_diff": pin.get("diff", ""),
+        "outcome": verdict,
+        "our_error": bool(verify.get("our_error")),
+        "decision": decided,
+        "decision_reason": decision_reason(entry, verdict, decided, pin),
+        "canonical_targets": list(data(entry, "promote").get("targets", [])),
+        "reason": verify.get("reason") or deploy.get("error") or stage.get("error") or "",
+        "evidence": found,
+        "stage": found.get("stage"),
+        "hardware": found.get("hardware"),
+        "domains": found.get("domains", []),
+        "pin_diff": pin.data.get("diff", "") if pin else "",
+        "pin_run": pin.run if pin else None,
+        "lift_diff": lift.data.get("diff", "") if lift and lift.data.get("changed") else "",
         "collected": bool(
             data(entry, "collection").get("added") or data(entry, "collection").get("present")
         ),
@@ -66,23 +138,36 @@ def env_report(entry: EnvEntry) -> dict[str, Any]:
     }
 
 
+class Commands:
+    """Command lines for this release that run as printed: every flag that finds its checkout,
+    staging dir, ledger and Hub, and the options of its last ``release`` run."""
+
+    def __init__(self, config: ReleaseConfig, ledger: Ledger) -> None:
+        self.config, self.ledger_path = config, ledger.path
+        runs = ledger.runs()
+        self.run_flags: list[str] = list(runs[-1].get("flags", [])) if runs else []
+
+    def line(self, task: str, *extra: str, envs: Sequence[str] = ()) -> str:
+        c = self.config
+        args = ["openenv-release", task, "--repo", str(c.repo), "--version", c.version]
+        args += ["--namespace", c.namespace, "--staging-dir", str(c.staging_dir)]
+        if self.ledger_path.resolve() != default_path(c).resolve():
+            args += ["--ledger", str(self.ledger_path)]
+        if c.hub_endpoint and task != "report":
+            args += ["--hub-endpoint", c.hub_endpoint]
+        if task == "release":
+            args += [f for f in self.run_flags if f not in extra]
+        args += [*extra, *(a for env in envs for a in ("--env", env))]
+        return shlex.join(args)
+
+
 def build_report(
     config: ReleaseConfig, ledger: Ledger, *, ref_reason: str | None = None
 ) -> dict[str, Any]:
-    """The briefing as data: release tuple, per-env facts, counts, evidence, how to reproduce."""
-    envs = [env_report(ledger.env(name)) for name in ledger.envs()]
-    evidence = [
-        {
-            "env": e["env"],
-            "space_id": e["space_id"],
-            "commit": e["commit"],
-            "stage": e["stage"],
-            "hardware": e["hardware"],
-            "domains": e["domains"],
-        }
-        for e in envs
-        if e["outcome"] == "PASS"
-    ]
+    """The briefing as data: release tuple, per-env facts, the failed and the inconclusive
+    with their remedies, evidence for the canonical flips, how to reproduce."""
+    envs = [env_report(ledger, name) for name in ledger.envs()]
+    commands = Commands(config, ledger)
     return {
         "release": {
             "namespace": config.namespace,
@@ -94,24 +179,50 @@ def build_report(
             "base_image": config.base_image,
             "private": config.private,
         },
+        "runs": len(ledger.runs()),
         "envs": envs,
         "counts": {
             "outcome": dict(Counter(e["outcome"] for e in envs)),
             "decision": dict(Counter(e["decision"] for e in envs)),
             "envs": len(envs),
         },
-        "evidence": evidence,
-        "reproduce": reproduce(config, [e["env"] for e in envs]),
+        "failed": [
+            {
+                "env": e["env"],
+                "reason": e["reason"],
+                "run": e["evidence"].get("run"),
+                "remedy": FAIL_REMEDY,
+            }
+            for e in envs
+            if e["outcome"] == "FAIL"
+        ],
+        "inconclusive": [
+            {
+                "env": e["env"],
+                "reason": e["decision_reason"],
+                "our_error": e["our_error"],
+                "run": e["evidence"].get("run"),
+                "remedy": PROBE_REMEDY if e["our_error"] else WAIT_REMEDY,
+            }
+            for e in envs
+            if e["outcome"] == "INCONCLUSIVE"
+        ],
+        "evidence": [
+            {
+                "env": e["env"],
+                "space_id": e["space_id"],
+                "targets": e["canonical_targets"],
+                **e["evidence"],
+            }
+            for e in envs
+            if e["decision"] == "promoted"
+        ],
+        "reproduce": [
+            commands.line("release", envs=[e["env"] for e in envs]),
+            commands.line("status"),
+            commands.line("report"),
+        ],
     }
-
-
-def reproduce(config: ReleaseConfig, envs: Sequence[str]) -> list[str]:
-    flags = f"--repo {config.repo} --version {config.version} --namespace {config.namespace}"
-    only = " ".join(f"--env {e}" for e in envs)
-    return [
-        f"openenv-release release {flags} {only}".strip(),
-        f"openenv-release status --repo {config.repo} --version {config.version}",
-    ]
 
 
 def render_briefing(report: Mapping[str, Any]) -> str:

@@ -1,4 +1,5 @@
-"""The status board: env x step from the ledger and one Hub listing, and each env's next action."""
+"""The status board: env x step from the ledger and one Hub listing, and each env's next action
+(a command line that would work as printed, or the fix it waits for, then that command)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from releaselib.config import ReleaseConfig
 from releaselib.ledger import EnvEntry, Ledger
-from releaselib.report import data, outcome
+from releaselib.report import Commands, data, outcome
 
 COLUMNS = ("staged", "deployed", "built", "reset", "step", "promoted", "collected", "pinned")
 RUNNING = frozenset({"RUNNING", "SLEEPING"})
@@ -69,31 +71,43 @@ def flag_cell(value: bool, applies: bool) -> Cell:
     return Cell.DONE if value else Cell.PENDING
 
 
-def next_action(entry: EnvEntry, cells: Mapping[str, Cell]) -> str:
-    verdict = outcome(entry)
-    for step, failed, todo in (
-        ("staged", "fix the staging error, then rerun release", "stage"),
-        ("deployed", "rerun release (deploy resumes)", "deploy"),
-    ):
-        if cells[step] is Cell.FAILED:
-            return failed
-        if cells[step] is Cell.PENDING:
-            return todo
-    if entry.get("verify") is None:
-        return "verify"
+def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) -> str:
+    env = entry.name
+    rerun = commands.line("release", envs=[env])
+    verify = data(entry, "verify")
+    if cells["staged"] is Cell.FAILED:
+        return f"fix the staging error, then {rerun}"
+    if Cell.PENDING in (cells["staged"], cells["deployed"]) or cells["deployed"] is Cell.FAILED:
+        return rerun
+    verdict = outcome(entry) if entry.get("verify") is not None else None
+    if verdict is None:
+        return rerun
     if verdict == "FAIL":
-        return "fix and redeploy" if cells["pinned"] is Cell.DONE else "pin"
+        if cells["pinned"] is Cell.DONE:
+            return f"fix the env, then {rerun}"
+        return commands.line("pin", envs=[env])
     if verdict == "INCONCLUSIVE":
-        return "verify --timeout longer, or recover"
+        why = verify.get("reason") or "no reason recorded"
+        if verify.get("our_error"):
+            return f"fix the probe problem ({why}), then {rerun}"
+        return f"{rerun}, with a longer --timeout or --wait ({why})"
+    promote = data(entry, "promote")
     if cells["promoted"] is Cell.PENDING:
-        return "promote"
+        extra = ("--create-missing",) if promote.get("missing") else ()
+        if entry.get("promote") is None or data(entry, "pin").get("changed"):
+            # the pin step changed the checkout after this verdict: redeploy, verify, promote
+            return commands.line("release", *extra, envs=[env])
+        return commands.line("promote", *extra, envs=[env])
     if cells["collected"] is Cell.PENDING:
-        return "collection"
-    return "cleanup" if data(entry, "cleanup").get("action") is None else "done"
+        return commands.line("collection")
+    if data(entry, "cleanup").get("action") is None:
+        return commands.line("cleanup", "--archive")
+    return "done"
 
 
-def board(ledger: Ledger, runtimes: Mapping[str, str | None]) -> list[Row]:
+def board(ledger: Ledger, runtimes: Mapping[str, str | None], config: ReleaseConfig) -> list[Row]:
     """One row per env in the ledger; ``runtimes`` maps Space id -> runtime stage."""
+    commands = Commands(config, ledger)
     rows = []
     for name in ledger.envs():
         entry = ledger.env(name)
@@ -112,7 +126,7 @@ def board(ledger: Ledger, runtimes: Mapping[str, str | None]) -> list[Row]:
             "collected": flag_cell(bool(data(entry, "collection")), verdict == "PASS"),
             "pinned": flag_cell(pin.get("decision") == "pinned", verdict == "FAIL"),
         }
-        rows.append(Row(name, cells, runtime, next_action(entry, cells)))
+        rows.append(Row(name, cells, runtime, next_action(entry, cells, commands)))
     return rows
 
 

@@ -9,6 +9,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from openenv_release.cli import program
 from releaselib.cleanup import cleanup
 from releaselib.collection import GLOBAL_TITLE, sync_collection
@@ -123,8 +125,79 @@ def test_the_tasks_read_verdicts_from_the_ledger_and_record_their_decisions(loca
 
     entries = {e: Ledger.load(tmp_path / "ledger.json", config.as_json()).env(e) for e in ("echo_env", "broken_env", "slow_env")}
     assert entries["echo_env"].get("promote").data["decision"] == "promoted"
-    assert entries["slow_env"].get("promote").data["reason"].startswith("openenv/slow_env: INCONCLUSIVE")
+    assert entries["slow_env"].get("promote").data["reason"].startswith("INCONCLUSIVE: ")
     assert entries["echo_env"].get("collection").data["added"] is True
     assert entries["broken_env"].get("pin").data["decision"] == "pinned"
     assert entries["echo_env"].get("cleanup").data["action"] == "archive"
     assert entries["broken_env"].get("cleanup") is None
+
+
+def test_a_held_reason_names_each_distinct_cause_once() -> None:
+    from releaselib.promote import Promotion
+    from releaselib.release import held_reason
+
+    fail = [Promotion("textarena_env", "openenv/textarena_env-0.2.2", f"openenv/{t}", "held", "FAIL: POST /reset answered 500") for t in ("sudoku", "wordle")]
+    assert held_reason(fail, []) == "FAIL: POST /reset answered 500"
+    missing = [
+        Promotion("textarena_env", "c", "openenv/sudoku", "promoted"),
+        Promotion("textarena_env", "c", "openenv/wordle", "held", "openenv/wordle does not exist; pass --create-missing to create it", create=True),
+    ]
+    assert held_reason(missing, ["openenv/wordle"]) == "canonical openenv/wordle missing, pass --create-missing"
+
+
+def test_the_briefing_is_rebuilt_from_the_whole_history(tmp_path: Path) -> None:
+    """Run 1 pinned a FAIL; run 2 restaged it (its records went to the history) and it FAILed
+    again; a PASS held for a missing canonical gets no evidence row; commands carry every flag."""
+    from releaselib.config import ReleaseConfig
+    from releaselib.report import PROBE_REMEDY, build_report, render_briefing
+
+    config = ReleaseConfig(repo=tmp_path / "OpenEnv", version="0.2.2", ref="main", ref_reason="t", dist="openenv-core", suffix="-0.2.2", staging_dir=tmp_path / "my staging", hub_endpoint="https://hub.example")
+    ledger = Ledger.load(tmp_path / "elsewhere.json", config.as_json())
+    ledger.start_run(flags=["--timeout", "5"], envs=["broken_env", "maze_env"])
+    for env in ("broken_env", "maze_env"):
+        ledger.record(env, "stage", manifest_hash="h1", space_id=f"openenv/{env}-0.2.2")
+        ledger.record(env, "deploy", space_id=f"openenv/{env}-0.2.2", head="c1")
+    ledger.record("broken_env", "verify", outcome="FAIL", reason="POST /reset answered 500", commit="c1", our_error=False)
+    ledger.record("broken_env", "pin", decision="pinned", changed=True, diff="-old\n+new <0.2.2")
+    ledger.record("maze_env", "verify", status="failed", outcome="INCONCLUSIVE", reason="TLS: certificate not trusted; set SSL_CERT_FILE", commit="c1", our_error=True)
+    first = build_report(config, ledger)
+    assert [(i["env"], i["our_error"], i["remedy"]) for i in first["inconclusive"]] == [("maze_env", True, PROBE_REMEDY)]
+    assert "- maze_env (run 1): INCONCLUSIVE: TLS: certificate not trusted" in render_briefing(first)
+    ledger.start_run(flags=["--timeout", "5", "--create-missing"], envs=["broken_env", "maze_env"])
+    ledger.record("broken_env", "stage", manifest_hash="h2", space_id="openenv/broken_env-0.2.2")
+    ledger.invalidate_from("broken_env", "deploy")
+    ledger.record("broken_env", "deploy", space_id="openenv/broken_env-0.2.2", head="c2")
+    ledger.record("broken_env", "verify", outcome="FAIL", reason="POST /reset answered 500", commit="c2", our_error=False)
+    ledger.record("broken_env", "pin", decision="pinned", changed=False, diff="")
+    ledger.record("maze_env", "verify", outcome="PASS", reason="", commit="c1", our_error=False)
+    ledger.record("maze_env", "promote", decision="held", reason="canonical openenv/maze_env missing, pass --create-missing", missing=["openenv/maze_env"], targets=[])
+
+    report = build_report(config, ledger)
+    envs = {e["env"]: e for e in report["envs"]}
+    assert envs["broken_env"]["decision"] == "pinned" and envs["broken_env"]["evidence"]["run"] == 2
+    assert envs["broken_env"]["pin_diff"] == "-old\n+new <0.2.2" and envs["broken_env"]["pin_run"] == 1
+    assert envs["maze_env"]["decision_reason"] == "canonical openenv/maze_env missing, pass --create-missing"
+    assert report["evidence"] == [] and [f["env"] for f in report["failed"]] == ["broken_env"]
+    assert report["inconclusive"] == []
+    release, status, report_line = report["reproduce"]
+    assert release.startswith("openenv-release release --repo ") and f"--staging-dir '{config.staging_dir}'" in release
+    assert f"--ledger {tmp_path / 'elsewhere.json'}" in release and "--timeout 5 --create-missing" in release
+    assert "--hub-endpoint https://hub.example" in status and "--hub-endpoint" not in report_line
+    text = render_briefing(report)
+    assert "- decision: held, canonical openenv/maze_env missing, pass --create-missing" in text
+    assert "pinned below 0.2.2 by run 1, still in the checkout" in text
+    assert "No canonical Space holds a candidate of this release." in text
+
+
+def test_from_a_step_the_ledger_never_reached_is_a_usage_error(tmp_path: Path) -> None:
+    from releaselib.config import ReleaseConfig
+    from releaselib.errors import UsageError
+    from releaselib.records import EnvSpec
+    from releaselib.release import Release, ReleaseOptions
+
+    config = ReleaseConfig(repo=tmp_path, version="0.2.2", ref="main", ref_reason="t", dist="openenv-core", suffix="-0.2.2", staging_dir=tmp_path / "s")
+    ledger = Ledger.load(tmp_path / "ledger.json", config.as_json())
+    release = Release(config, None, None, None, ledger, ReleaseOptions(from_step="promote"))  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="nothing to redo: the ledger has no promote records") as caught:
+        release.run([EnvSpec("echo_env", tmp_path / "envs" / "echo_env", None, None, True, "")])
+    assert caught.value.exit_code == 2 and ledger.runs() == []

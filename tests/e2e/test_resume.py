@@ -1,5 +1,6 @@
 """``release`` killed (SIGKILL) at several points and restarted ends where an uninterrupted run
-ends: the same ledger decisions, the same Hub state, and no duplicate commits."""
+ends: the same ledger decisions, the same Hub state (every file's blob), and no duplicate
+commits. Each kill point runs against a fresh Hub; ``nox -s resume`` repeats each 8 times."""
 
 from __future__ import annotations
 
@@ -91,23 +92,69 @@ def hub_state(hub: LocalHub) -> dict[str, tuple[int, dict[str, str]]]:
     return state
 
 
+def differences(got: LocalHub, want: LocalHub) -> list[str]:
+    """Each file whose blob differs between the two Hubs, with both contents (so a failure
+    says why, not only that)."""
+    ours, theirs = hub_state(got), hub_state(want)
+    out = []
+    for space in sorted(ours.keys() | theirs.keys()):
+        a, b = ours.get(space, (0, {}))[1], theirs.get(space, (0, {}))[1]
+        for path in sorted(p for p in a.keys() | b.keys() if a.get(p) != b.get(p)):
+            texts = [_text(hub, space, path) for hub in (got, want)]
+            out.append(f"{space}/{path}:\n--- killed\n{texts[0]}\n--- clean\n{texts[1]}")
+    return out
+
+
+def _text(hub: LocalHub, space: str, path: str) -> str:
+    api = HfApi(endpoint=hub.endpoint, token=hub.token)
+    try:
+        return Path(api.hf_hub_download(space, path, repo_type="space", cache_dir=hub.state_dir / "dl")).read_text()[:2000]
+    except Exception as exc:  # absent on one side
+        return f"({type(exc).__name__})"
+
+
 def prepared_hub(state: Path) -> LocalHub:
     hub = LocalHub(state).start()
     HfApi(endpoint=hub.endpoint, token=hub.token).create_repo("openenv/echo_env", repo_type="space", space_sdk="docker")
     return hub
 
 
-def test_killed_and_restarted_release_matches_an_uninterrupted_one(tmp_path: Path) -> None:
-    clean_hub = prepared_hub(tmp_path / "hub-clean")
-    killed_hub = prepared_hub(tmp_path / "hub-killed")
-    try:
-        clean_repo = checkout_with(tmp_path / "clean")
-        run_until(clean_hub, clean_repo, tmp_path / "clean" / "staging", None)
-        expected = read_ledger(tmp_path / "clean" / "staging")
-        assert expected is not None
+#: Where a run is killed: once the ledger holds these records. "every" kills at each in turn.
+KILL_POINTS = {
+    "stage": [has("stage", 2)],
+    "deploy": [has("deploy", 1)],
+    "verify": [has("verify", 1)],
+    "promote": [has("promote", 1)],
+    "every": [has("stage", 2), has("deploy", 1), has("verify", 1), has("promote", 1)],
+}
+#: Each kill point runs against a fresh Hub this many times (``nox -s resume`` raises it).
+REPEAT = int(os.environ.get("OPENENV_RELEASE_RESUME_REPEAT", "1"))
 
-        repo, staging = checkout_with(tmp_path / "killed"), tmp_path / "killed" / "staging"
-        for condition in (has("stage", 2), has("deploy", 1), has("verify", 1), has("promote", 1)):
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory):
+    """One uninterrupted release: its ledger, checkout and Hub are what every killed one must
+    end as."""
+    tmp = tmp_path_factory.mktemp("clean")
+    hub = prepared_hub(tmp / "hub")
+    try:
+        repo = checkout_with(tmp)
+        run_until(hub, repo, tmp / "staging", None)
+        ledger = read_ledger(tmp / "staging")
+        assert ledger is not None
+        yield hub, repo, ledger
+    finally:
+        hub.stop()
+
+
+@pytest.mark.parametrize("repeat", range(REPEAT))
+@pytest.mark.parametrize("point", list(KILL_POINTS))
+def test_killed_and_restarted_release_matches_an_uninterrupted_one(clean, tmp_path: Path, point: str, repeat: int) -> None:
+    clean_hub, clean_repo, expected = clean
+    killed_hub = prepared_hub(tmp_path / "hub")
+    try:
+        repo, staging = checkout_with(tmp_path), tmp_path / "staging"
+        for condition in KILL_POINTS[point]:
             run_until(killed_hub, repo, staging, condition)
         run_until(killed_hub, repo, staging, None)
         got = read_ledger(staging)
@@ -115,11 +162,35 @@ def test_killed_and_restarted_release_matches_an_uninterrupted_one(tmp_path: Pat
         assert outcome(got) == outcome(expected)
         assert got["envs"]["echo_env"]["promote"]["decision"] == "promoted"
         assert got["envs"]["broken_env"]["pin"]["decision"] == "pinned"
-        assert hub_state(killed_hub) == hub_state(clean_hub)
+        assert differences(killed_hub, clean_hub) == []
         assert all(commits == 1 for commits, _ in hub_state(killed_hub).values())
         assert (repo / "envs" / "broken_env" / "pyproject.toml").read_text() == (
             clean_repo / "envs" / "broken_env" / "pyproject.toml"
         ).read_text()
     finally:
-        clean_hub.stop()
         killed_hub.stop()
+
+
+CARD = """
+import sys
+from pathlib import Path
+from releaselib.config import ReleaseConfig
+from releaselib.promote import space_card
+config = ReleaseConfig(repo=Path("."), version="0.2.2", ref="main", ref_reason="t", dist="openenv-core", suffix="-0.2.2")
+tree = Path(sys.argv[1])
+sys.stdout.write(space_card(config, "echo_env", tree, "openenv/echo_env") + space_card(config, "echo_env", tree, "openenv/echo_env-0.2.2"))
+"""
+
+
+def test_the_card_depends_only_on_the_release_tuple_and_the_tree(tmp_path: Path) -> None:
+    """The same card from processes that differ in hash seed, time zone, locale, working and
+    temp directory, and Hub endpoint."""
+    tree = checkout_with(tmp_path)
+    cards = set()
+    for seed, tz, lang in (("0", "UTC", "C.UTF-8"), ("1", "Asia/Tokyo", "C"), ("2", "America/Lima", "")):
+        folder = tmp_path / f"cwd-{seed}"
+        folder.mkdir()
+        env = {**os.environ, "PYTHONHASHSEED": seed, "TZ": tz, "LC_ALL": lang, "TMPDIR": str(folder), "HF_ENDPOINT": f"http://127.0.0.1:{4000 + int(seed)}"}
+        done = subprocess.run([sys.executable, "-c", CARD, str(tree)], cwd=folder, env=env, capture_output=True, check=True)
+        cards.add(done.stdout)
+    assert len(cards) == 1
