@@ -212,3 +212,19 @@ def test_a_plugin_allows_a_known_false_positive(checkout: Path, tmp_path: Path) 
         {"file": "envs/a_env/settings.ini", "line": 2, "kind": "Hugging Face token", "allowed_by": a.allowed_secrets[0].allowed_by}
     ]
     assert a.allowed_secrets[0].allowed_by.endswith(": a test fixture")
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        pytest.param("static/app.css", f"body {{ --t: '{CANARY}'; }}\n", id="by-extension"),
+        pytest.param("package-lock.json", f'{{"t": "{CANARY}"}}\n', id="lock-file"),
+        pytest.param("docs/swagger.json", f'{{"t": "{CANARY}"}}\n', id="swagger"),
+        pytest.param("settings.py", f'TOKEN = "{CANARY}"  # pragma: allowlist secret\n', id="inline-allowlist"),
+    ],
+)
+def test_every_tracked_file_is_scanned_by_content(checkout: Path, tmp_path: Path, name: str, content: str) -> None:
+    write(checkout / "envs" / "a_env" / name, content)
+    git(checkout, "add", f"envs/a_env/{name}")
+    a = stage(checkout, tmp_path)["a_env"]
+    assert not a.ok and (a.error or "").startswith(f"a_env: envs/a_env/{name}:1: Hugging Face token;")
