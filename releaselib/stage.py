@@ -154,25 +154,43 @@ def allow_flags(values: Iterable[str], repo: Path) -> tuple[AllowedSecret, ...]:
 def short(text: str, most: int = 80) -> str:
     """``text`` on one line (control characters escaped), cut in the middle when long."""
     shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return shown if len(shown) <= most else f"{shown[: most // 2 - 5]}…{shown[-(most // 2):]}"
+    return shown if len(shown) <= most else f"{shown[: most // 2 - 5]}…{shown[-(most // 2) :]}"
 
 
-def resolved(link: Path, root: Path) -> Path:
-    """The target of ``link``; StageError for a loop or a target outside ``root``."""
+def resolved(link: Path, root: Path, listing: GitFiles | None) -> tuple[Path, str]:
+    """The target of ``link`` and its checkout-relative path; StageError for a loop, a target
+    outside ``root`` or inside ``.git/``, or (in git) a file git does not track."""
+    name = short(str(link.relative_to(root)))
     try:
         target = link.resolve(strict=True)
     except (RuntimeError, OSError) as exc:
         raise StageError(
-            f"{short(str(link.relative_to(root)))}: symlink loop or dangling symlink",
+            f"{name}: symlink loop or dangling symlink",
             remedy="replace it with a real file or a link to one in the checkout",
         ) from exc
     if not target.is_relative_to(root.resolve()):
         raise StageError(
-            f"{short(str(link.relative_to(root)))}: symlink points outside the checkout "
-            f"({short(str(target))})",
+            f"{name}: symlink points outside the checkout ({short(str(target))})",
             remedy="replace it with a real file or a link inside the checkout",
         )
-    return target
+    inner = target.relative_to(root.resolve()).as_posix()
+    if ".git" in inner.split("/"):
+        why = "inside .git/"
+    elif listing is None:
+        return target, inner
+    elif target.is_dir():
+        prefix = inner.rstrip("/") + "/"
+        if any(p.startswith(prefix) for p in listing.everywhere) or inner == ".":
+            return target, inner
+        why = "a folder git tracks nothing in"
+    elif inner in listing.everywhere:
+        return target, inner
+    else:
+        why = "a file git does not track"
+    raise StageError(
+        f"{name}: a symlink to {short(inner)}, {why}",
+        remedy="staging takes only files git tracks; link to a tracked file or remove the link",
+    )
 
 
 def walked(base: Path) -> list[str]:
@@ -188,17 +206,30 @@ def walked(base: Path) -> list[str]:
 
 def files_under(
     repo: Path, folder: str, listing: GitFiles | None, seen: tuple[Path, ...] = ()
-) -> Iterator[tuple[str, Path]]:
-    """(path relative to ``folder``, file to read) for what staging takes from ``folder``
-    (checkout-relative): what git tracks there (everything, outside git), without junk;
-    symlinks inside the checkout followed, loops refused."""
+) -> Iterator[tuple[str, Path, str]]:
+    """(path relative to ``folder``, file to read, its checkout-relative path) for what staging
+    takes from ``folder`` (checkout-relative): what git tracks there (everything, outside git),
+    without junk; symlinks to what git tracks in the checkout followed, loops refused."""
     base = repo / folder
     seen = seen or (base.resolve(),)
     if listing is None:
         names = walked(base) if base.is_dir() else []
     else:
         prefix = folder + "/"
+        submodule = next((p for p in sorted(listing.submodules) if p.startswith(prefix)), None)
+        if submodule is not None:
+            raise StageError(
+                f"{short(submodule)}: a git submodule; staging takes files git tracks in this "
+                "repository",
+                remedy="vendor its files into the env, or install it as a dependency",
+            )
         names = sorted(p.removeprefix(prefix) for p in listing.tracked if p.startswith(prefix))
+        if not names:  # a folder a symlink points at, outside the listed parts of the checkout
+            names = [
+                p.removeprefix(prefix)
+                for p in sorted(listing.everywhere)
+                if p.startswith(prefix) and os.path.lexists(repo / p)
+            ]
     for rel in names:
         if junk_path(rel):
             continue
@@ -208,19 +239,20 @@ def files_under(
                 f"{short(f'{folder}/{rel}')}: a file name with a control character",
                 remedy="rename it in the checkout",
             )
-        if path.is_symlink():
-            target = resolved(path, repo)
-            if target.is_dir():
-                if any(target == s or s.is_relative_to(target) for s in seen):
-                    raise StageError(
-                        f"{short(f'{folder}/{rel}')}: symlink loop (to {short(str(target))})",
-                        remedy="remove the link or point it at a folder outside its own",
-                    )
-                inner = target.relative_to(repo.resolve()).as_posix()
-                for sub, source in files_under(repo, inner, listing, (*seen, target)):
-                    yield f"{rel}/{sub}", source
-                continue
-        yield rel, path
+        if not path.is_symlink():
+            yield rel, path, f"{folder}/{rel}"
+            continue
+        target, inner = resolved(path, repo, listing)
+        if not target.is_dir():
+            yield rel, path, inner
+            continue
+        if any(target == s or s.is_relative_to(target) for s in seen):
+            raise StageError(
+                f"{short(f'{folder}/{rel}')}: symlink loop (to {short(str(target))})",
+                remedy="remove the link or point it at a folder outside its own",
+            )
+        for sub, source, origin in files_under(repo, inner, listing, (*seen, target)):
+            yield f"{rel}/{sub}", source, origin
 
 
 @dataclass(frozen=True)
@@ -243,8 +275,8 @@ def sources(spec: EnvSpec, repo: Path, listing: GitFiles | None) -> Sources:
     left_out: list[str] = []
     parts = [("src", ("src",)), (env_dir, (f"envs/{spec.name}", ""))]
     for folder, destinations in parts:
-        for rel, source in files_under(repo, folder, listing):
-            if credentials(Path(rel)):
+        for rel, source, origin in files_under(repo, folder, listing):
+            if credentials(Path(rel)) or credentials(Path(origin)):
                 left_out.append(f"{destinations[0]}/{rel}")
                 continue
             scanned[f"{folder}/{rel}"] = source

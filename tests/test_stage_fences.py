@@ -16,7 +16,7 @@ from releaselib.hookspecs import hookimpl
 from releaselib.locks import LOCK_NAME, held
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import AllowedSecret
-from releaselib.stage import StageRun, allow_flags, manifest_path, stage_envs
+from releaselib.stage import CREDENTIALS_WHY, StageRun, allow_flags, manifest_path, stage_envs
 from tests.test_bad_input import config_for
 from tests.test_stage import make_env, write
 from tests.test_tasks import PROJECT, cli
@@ -228,3 +228,47 @@ def test_every_tracked_file_is_scanned_by_content(checkout: Path, tmp_path: Path
     git(checkout, "add", f"envs/a_env/{name}")
     a = stage(checkout, tmp_path)["a_env"]
     assert not a.ok and (a.error or "").startswith(f"a_env: envs/a_env/{name}:1: Hugging Face token;")
+
+
+@pytest.mark.parametrize(
+    ("link", "target", "says"),
+    [
+        pytest.param("settings.py", "../../.env", ".env, a file git does not track", id="ignored-file"),
+        pytest.param("notes.md", "notes.txt", "envs/a_env/notes.txt, a file git does not track", id="untracked-file"),
+        pytest.param("gitcfg.ini", "../../.git/config", ".git/config, inside .git/", id="git-dir"),
+        pytest.param("build_link", "build", "envs/a_env/build, a folder git tracks nothing in", id="ignored-folder"),
+    ],
+)
+def test_a_tracked_symlink_stages_only_what_git_tracks(checkout: Path, tmp_path: Path, link: str, target: str, says: str) -> None:
+    write(checkout / ".env", f"HF_TOKEN={CANARY}\n")
+    write(checkout / ".gitignore", ".env\n")
+    (checkout / "envs" / "a_env" / link).symlink_to(target)
+    git(checkout, "add", ".gitignore", f"envs/a_env/{link}")
+    git(checkout, "commit", "-qm", "link")
+    staged = stage(checkout, tmp_path)
+    assert staged["b_env"].ok
+    error = staged["a_env"].error or ""
+    assert error.startswith(f"a_env: envs/a_env/{link}: a symlink to {says}; "), error
+    written = [p.read_bytes() for p in (tmp_path / "staging").rglob("*") if p.is_file()]
+    assert not [b for b in written if CANARY.encode() in b or b"repositoryformatversion" in b]
+
+
+def test_a_symlink_to_a_tracked_credential_file_is_left_out(checkout: Path, tmp_path: Path) -> None:
+    write(checkout / "deploy" / ".env.prod", "HF_HOME=/data\n")
+    (checkout / "envs" / "a_env" / "config.txt").symlink_to("../../deploy/.env.prod")
+    git(checkout, "add", "-f", "deploy/.env.prod", "envs/a_env/config.txt")
+    a = stage(checkout, tmp_path)["a_env"]
+    assert a.ok, a.error
+    assert "config.txt" not in a.manifest
+    assert ("envs/a_env/config.txt", CREDENTIALS_WHY) in {(c.file, c.why) for c in a.changes}
+
+
+def test_a_symlink_to_a_tracked_file_outside_envs_is_staged(checkout: Path, tmp_path: Path) -> None:
+    write(checkout / "docs" / "guide.md", "# guide\n")
+    (checkout / "envs" / "a_env" / "guide.md").symlink_to("../../docs/guide.md")
+    (checkout / "envs" / "a_env" / "docs").symlink_to("../../docs")
+    git(checkout, "add", "docs", "envs/a_env/guide.md", "envs/a_env/docs")
+    a = stage(checkout, tmp_path)["a_env"]
+    assert a.ok, a.error
+    assert (a.staged_dir / "guide.md").read_text() == "# guide\n"
+    assert (a.staged_dir / "docs" / "guide.md").read_text() == "# guide\n"
