@@ -26,6 +26,7 @@ from releaselib.edit.dockerfile import Dockerfile, rewrite_for_space
 from releaselib.edit.legacy_core import synthesize_legacy_core
 from releaselib.errors import ReleaseError, StageError, UsageError
 from releaselib.gitfiles import GitFiles, list_files
+from releaselib.options import check_staging_dir
 from releaselib.plugins import Owned, PluginRegistry
 from releaselib.records import (
     AllowedSecret,
@@ -704,9 +705,10 @@ def stage_envs(
     run: StageRun | None = None,
 ) -> list[StagedSpace]:
     """Stage every env in ``specs``; one failing env never stops the others. Two plugins
-    claiming one env is a PluginError, and a staging dir that cannot be written a UsageError,
-    before anything is staged."""
+    claiming one env is a PluginError, and a staging dir that cannot be written, or that is
+    inside what staging reads, a UsageError, before anything is staged."""
     registry.profiles()
+    check_staging_dir(config.staging_dir, config.repo)
     prepare_staging_dir(config.staging_dir, config.namespace)
     run = run or StageRun()
     return [stage_env(config, spec, registry, run) for spec in specs]

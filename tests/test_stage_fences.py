@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import string
 import subprocess
 from pathlib import Path
@@ -12,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from releaselib.discover import discover_envs
+from releaselib.errors import UsageError
 from releaselib.hookspecs import hookimpl
 from releaselib.locks import LOCK_NAME, held
+from releaselib.options import check_staging_dir
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import AllowedSecret
 from releaselib.stage import CREDENTIALS_WHY, StageRun, allow_flags, manifest_path, stage_envs
@@ -272,3 +275,27 @@ def test_a_symlink_to_a_tracked_file_outside_envs_is_staged(checkout: Path, tmp_
     assert a.ok, a.error
     assert (a.staged_dir / "guide.md").read_text() == "# guide\n"
     assert (a.staged_dir / "docs" / "guide.md").read_text() == "# guide\n"
+
+
+@pytest.mark.parametrize("linked", ["envs", "src", "env-dir"])
+def test_a_staging_dir_inside_a_linked_envs_src_or_env_dir_is_refused(checkout: Path, tmp_path: Path, linked: str) -> None:
+    real = tmp_path / "elsewhere"
+    if linked == "env-dir":
+        (checkout / "envs" / "b_env").rename(real)
+        (checkout / "envs" / "b_env").symlink_to(real)
+    else:
+        (checkout / linked).rename(real)
+        (checkout / linked).symlink_to(real)
+    with pytest.raises(UsageError, match="overlaps the checkout"):
+        check_staging_dir(real / "hf-staging", checkout)
+    assert check_staging_dir(tmp_path / "staging", checkout) == (tmp_path / "staging").resolve()
+
+
+def test_a_non_git_checkout_never_stages_its_own_staged_trees(checkout: Path, tmp_path: Path) -> None:
+    shutil.rmtree(checkout / ".git")
+    (checkout / "envs" / "a_env" / "notes.txt").unlink()
+    (checkout / "envs" / "a_env" / "build").rename(tmp_path / "build")
+    inside = checkout / "envs" / "a_env" / "hf-staging"
+    with pytest.raises(UsageError, match="overlaps the checkout"):
+        stage_envs(config_for(checkout, tmp_path, staging_dir=inside), discover_envs(checkout), PluginRegistry(get_plugin_manager(entry_points=False)))
+    assert not inside.exists()
