@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -86,6 +87,9 @@ CREDENTIALS_WHY = "credentials are never staged"
 MANIFEST_SUFFIX = ".manifest.json"
 #: What a manifest of this tool says it is; only a folder with one is ever replaced.
 MANIFEST_TOOL = "openenv-release"
+#: How the temp files and folders staging makes beside a staged tree start and end.
+TEMP_PREFIX = ".openenv-release-tmp."
+TEMP_TAIL = re.compile(r"(new|old|manifest)\.[a-z0-9_]{8}")
 #: The checkout's parts staging reads, as git pathspecs.
 STAGED_PATHS = ("envs", "src", "pyproject.toml")
 #: The largest file a staged tree may hold. The Hub takes larger files only through LFS/Xet, and
@@ -547,7 +551,8 @@ def stage_env(
         passed = scan_secrets(found, run.scanner(), allowed)
         base = replace(base, allowed_secrets=passed)
         claim(final_dir)
-        work = Path(tempfile.mkdtemp(prefix=f".{spec.name}.", dir=final_dir.parent))
+        remove_leftovers(final_dir)
+        work = Path(tempfile.mkdtemp(prefix=temp_prefix(final_dir, "new"), dir=final_dir.parent))
         changes = lay_out(found, work)
         changes += rewrite_staged(config, spec, work)
         for fix in registry.fixes(spec.name):
@@ -562,7 +567,8 @@ def stage_env(
             checks.append(f"{check.record.name}:{'fail' if found_now else 'ok'}")
             findings += found_now
         manifest = build_manifest(work)
-        replace_tree(work, final_dir)
+        digest = manifest_hash(manifest)
+        install(work, final_dir, manifest, digest)
     except ReleaseError as exc:
         return replace(base, error=f"{spec.name}: {exc.one_line()}")
     except OSError as exc:
@@ -570,8 +576,6 @@ def stage_env(
     finally:
         if work is not None and work.exists():
             shutil.rmtree(work, ignore_errors=True)
-    digest = manifest_hash(manifest)
-    write_manifest(final_dir, manifest, digest)
     error = "; ".join(str(f) for f in findings) or None
     return replace(
         base,
@@ -656,7 +660,7 @@ def read_manifest(path: Path) -> dict[str, Any] | None:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
         return None
-    if data.get("tool", MANIFEST_TOOL) != MANIFEST_TOOL or "hash" not in data:
+    if data.get("tool") != MANIFEST_TOOL or "hash" not in data:
         return None
     return dict(data["files"])
 
@@ -665,13 +669,63 @@ def build_manifest_names(tree: Path) -> list[str]:
     return [path.relative_to(tree).as_posix() for path in walk_files(tree)]
 
 
+def temp_prefix(final_dir: Path, kind: str) -> str:
+    """The name start of a temp file or folder beside ``final_dir``: ``kind`` is new (a tree
+    being built), old (the tree it replaces) or manifest."""
+    return f"{TEMP_PREFIX}{final_dir.name}.{kind}."
+
+
+def remove_leftovers(final_dir: Path) -> None:
+    """Remove what a killed run left beside ``final_dir``: only names this tool makes."""
+    start = f"{TEMP_PREFIX}{final_dir.name}."
+    for entry in final_dir.parent.iterdir():
+        if entry.name.startswith(start) and TEMP_TAIL.fullmatch(entry.name[len(start) :]):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+
+
+def install(work: Path, final_dir: Path, manifest: dict[str, tuple[str, int]], digest: str) -> None:
+    """Put the manifest, then the tree built at ``work``, in place of ``final_dir``'s, so a tree
+    never stands without its manifest; on an OS error the old manifest is put back."""
+    target = manifest_path(final_dir)
+    before = target.read_bytes() if target.is_file() else None
+    data = {
+        "tool": MANIFEST_TOOL,
+        "hash": digest,
+        "files": {path: {"sha1": sha, "size": size} for path, (sha, size) in manifest.items()},
+    }
+    write_atomic(target, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode(), final_dir)
+    try:
+        replace_tree(work, final_dir)
+    except OSError:
+        if before is None:
+            target.unlink(missing_ok=True)
+        else:
+            write_atomic(target, before, final_dir)
+        raise
+
+
+def write_atomic(target: Path, data: bytes, final_dir: Path) -> None:
+    """Write ``target`` through a temp file beside it, then a rename."""
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(final_dir, "manifest"), dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, target)
+    except OSError:
+        os.unlink(tmp)
+        raise
+
+
 def replace_tree(work: Path, final_dir: Path) -> None:
     """Put the tree built at ``work`` in place of ``final_dir`` by renames (the old tree, if
     any, is moved aside first and removed after)."""
     if not final_dir.exists():
         work.rename(final_dir)
         return
-    old = Path(tempfile.mkdtemp(prefix=f".{final_dir.name}.old.", dir=final_dir.parent))
+    old = Path(tempfile.mkdtemp(prefix=temp_prefix(final_dir, "old"), dir=final_dir.parent))
     final_dir.rename(old)
     try:
         work.rename(final_dir)
@@ -683,19 +737,6 @@ def replace_tree(work: Path, final_dir: Path) -> None:
 
 def manifest_path(staged_dir: Path) -> Path:
     return staged_dir.with_name(staged_dir.name + MANIFEST_SUFFIX)
-
-
-def write_manifest(staged_dir: Path, manifest: dict[str, tuple[str, int]], digest: str) -> None:
-    """Write the manifest beside the tree, atomically."""
-    data = {
-        "tool": MANIFEST_TOOL,
-        "hash": digest,
-        "files": {path: {"sha1": sha, "size": size} for path, (sha, size) in manifest.items()},
-    }
-    target = manifest_path(staged_dir)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(target)
 
 
 def stage_envs(

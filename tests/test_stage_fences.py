@@ -299,3 +299,43 @@ def test_a_non_git_checkout_never_stages_its_own_staged_trees(checkout: Path, tm
     with pytest.raises(UsageError, match="overlaps the checkout"):
         stage_envs(config_for(checkout, tmp_path, staging_dir=inside), discover_envs(checkout), PluginRegistry(get_plugin_manager(entry_points=False)))
     assert not inside.exists()
+
+
+def test_a_folder_at_the_manifest_temp_name_does_not_break_staging(checkout: Path, tmp_path: Path) -> None:
+    namespace = tmp_path / "staging" / "openenv"
+    (namespace / "a_env-0.2.2.manifest.json.tmp").mkdir(parents=True)
+    a = stage(checkout, tmp_path)["a_env"]
+    assert a.ok, a.error
+    assert json.loads(manifest_path(a.staged_dir).read_text())["hash"] == a.manifest_hash
+
+
+def test_a_manifest_that_cannot_be_written_fails_the_env_and_moves_no_tree(checkout: Path, tmp_path: Path) -> None:
+    namespace = tmp_path / "staging" / "openenv"
+    (namespace / "a_env-0.2.2.manifest.json" / "x").mkdir(parents=True)
+    staged = stage(checkout, tmp_path)
+    assert staged["b_env"].ok
+    error = staged["a_env"].error or ""
+    assert error.startswith("a_env: ") and "\n" not in error, error
+    assert not (namespace / "a_env-0.2.2").exists()
+    assert [p.name for p in namespace.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_manifest_without_the_tool_key_is_not_ours(checkout: Path, tmp_path: Path) -> None:
+    mine = tmp_path / "staging" / "openenv" / "a_env-0.2.2"
+    write(mine / "mywork.py", "precious\n")
+    manifest_path(mine).write_text(json.dumps({"hash": "x", "files": {"mywork.py": {"sha1": "x", "size": 9}}}))
+    a = stage(checkout, tmp_path)["a_env"]
+    assert "a folder staging did not make" in (a.error or "")
+    assert (mine / "mywork.py").read_text() == "precious\n"
+
+
+def test_what_a_killed_run_left_is_removed_when_it_is_ours(checkout: Path, tmp_path: Path) -> None:
+    namespace = tmp_path / "staging" / "openenv"
+    ours = [namespace / ".openenv-release-tmp.a_env-0.2.2.new.abcd_123", namespace / ".openenv-release-tmp.a_env-0.2.2.old.zz99zz99"]
+    for folder in ours:
+        write(folder / "server" / "app.py", "x\n")
+    write(namespace / ".openenv-release-tmp.a_env-0.2.2.manifest.k2k2k2k2", "{}")
+    theirs = namespace / ".a_env-0.2.2.mine"
+    write(theirs / "notes.txt", "keep\n")
+    assert stage(checkout, tmp_path)["a_env"].ok
+    assert sorted(p.name for p in namespace.iterdir() if p.name.startswith(".")) == [theirs.name]
