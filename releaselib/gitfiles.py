@@ -47,8 +47,9 @@ class GitFiles:
 
 def list_files(repo: Path, paths: Sequence[str], runner: Runner = default_run) -> GitFiles | None:
     """The listing of ``paths`` (relative to ``repo``); None when ``repo`` is in no git work
-    tree, or git is missing. A deleted tracked file, or one a sparse checkout hides
-    (skip-worktree), counts as modified, not as tracked; a submodule is not a tracked file."""
+    tree, or git is missing. A tracked file that is deleted, or hidden by a sparse checkout
+    (skip-worktree), counts as modified; one missing on disk is not tracked; a submodule is
+    listed apart."""
     probe = runner(["git", "rev-parse", "--is-inside-work-tree"], cwd=repo)
     if not probe.ok or probe.stdout.strip() != "true":
         return None

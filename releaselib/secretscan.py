@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from detect_secrets.core.potential_secret import PotentialSecret
 from detect_secrets.core.scan import scan_line
 from detect_secrets.settings import get_plugins, get_settings, transient_settings
 
@@ -104,18 +105,30 @@ class Scanner:
                 yield from self.scan_text(rel, text)
 
     def scan_text(self, rel: str, text: str) -> Iterator[SecretFinding]:
+        for number, secret in self.secrets_in(text):
+            yield SecretFinding(rel, number, secret.type)
+
+    def secrets_in(self, text: str) -> list[tuple[int, PotentialSecret]]:
+        """(line number, what detect-secrets found) for each secret in ``text``."""
+        found = []
         with quiet(), transient_settings(SETTINGS):
             get_settings().disable_filters(*list(get_settings().filters))
             for number, line in enumerate(NEWLINE.split(text), start=1):
                 if self.suspect(line):
-                    for secret in scan_line(line):
-                        yield SecretFinding(rel, number, secret.type)
+                    found += [(number, secret) for secret in scan_line(line)]
+        return found
 
-    def kinds_in(self, text: str) -> set[str]:
-        """The kinds of secret in one string (a file name, say)."""
+    def redact(self, text: str) -> tuple[str, list[str]]:
+        """``text`` (a file name, say) with each secret in it as its prefix and ``_***``, and
+        the kinds of secret it held."""
         if not self.suspect(text):
-            return set()
-        return {f.kind for f in self.scan_text("", text)}
+            return text, []
+        kinds = []
+        for _, secret in self.secrets_in(text):
+            value = secret.secret_value or ""
+            text = text.replace(value, value.split("_")[0] + "_***") if value else text
+            kinds.append(secret.type)
+        return text, kinds
 
     def suspect(self, text: str) -> bool:
         """True if a regex of the detectors that run matches: the quick pass."""

@@ -140,18 +140,23 @@ class StageRun:
 
 
 def allow_flags(values: Iterable[str], repo: Path) -> tuple[AllowedSecret, ...]:
-    """``--allow-secret PATH`` values as records; a path outside the checkout is a UsageError."""
+    """``--allow-secret PATH`` values as records: each an exact checkout file (never a
+    pattern), recorded with the path as given; a path outside the checkout is a UsageError."""
     allowed = []
     for value in values:
         path = Path(value)
         if path.is_absolute() and path.resolve().is_relative_to(repo):
             path = path.resolve().relative_to(repo)
+        remedy = "give the path the finding named, e.g. envs/my_env/settings.ini"
+        if any(c in value for c in "*?[") and not (repo / path).exists():
+            raise UsageError(
+                f"--allow-secret {value!r}: an exact path, not a pattern", remedy=remedy
+            )
         try:
-            allowed.append(AllowedSecret(path.as_posix(), why="--allow-secret"))
+            allowed.append(AllowedSecret(path.as_posix(), why=f"--allow-secret {value}"))
         except ValueError as exc:
             raise UsageError(
-                f"--allow-secret {value!r}: not a file of the checkout {repo}",
-                remedy="give the path the finding named, e.g. envs/my_env/settings.ini",
+                f"--allow-secret {value!r}: not a file of the checkout {repo}", remedy=remedy
             ) from exc
     return tuple(allowed)
 
@@ -271,9 +276,10 @@ class Sources:
     untracked: tuple[str, ...] = ()
 
 
-def sources(spec: EnvSpec, repo: Path, listing: GitFiles | None) -> Sources:
+def sources(spec: EnvSpec, repo: Path, listing: GitFiles | None, scanner: Scanner) -> Sources:
     """Map each file of ``src/``, ``envs/<env>/`` (again at the root) and the root
-    pyproject.toml to its staged path; credential files are left out and named."""
+    pyproject.toml to its staged path; credential files are left out and named. A file name
+    holding a token fails the env; names listed in the output have their tokens redacted."""
     env_dir = spec.path.relative_to(repo).as_posix()
     files: dict[str, Path] = {}
     scanned: dict[str, Path] = {}
@@ -282,8 +288,14 @@ def sources(spec: EnvSpec, repo: Path, listing: GitFiles | None) -> Sources:
     for folder, destinations in parts:
         for rel, source, origin in files_under(repo, folder, listing):
             if credentials(Path(rel)) or credentials(Path(origin)):
-                left_out.append(f"{destinations[0]}/{rel}")
+                left_out.append(scanner.redact(f"{destinations[0]}/{rel}")[0])
                 continue
+            shown, kinds = scanner.redact(f"{folder}/{rel}")
+            if kinds:
+                raise StageError(
+                    f"{short(shown, 160)}: a file name holding a {kinds[0]}",
+                    remedy="rename the file in the checkout (and revoke the token)",
+                )
             scanned[f"{folder}/{rel}"] = source
             for dest in destinations:
                 files[f"{dest}/{rel}".lstrip("/")] = source
@@ -294,13 +306,14 @@ def sources(spec: EnvSpec, repo: Path, listing: GitFiles | None) -> Sources:
     if listing is None:
         return Sources(files, scanned, tuple(left_out))
     mine = listing.under(env_dir)
-    untracked = sorted(p for p in mine.untracked if not junk_path(p))
+    untracked = sorted(scanner.redact(p)[0] for p in mine.untracked if not junk_path(p))
     if not mine.tracked and untracked:
         raise StageError(
             f"{env_dir}: git tracks none of its files ({len(untracked)} untracked)",
             remedy="commit the env to release it",
         )
-    return Sources(files, scanned, tuple(left_out), tuple(sorted(mine.modified)), tuple(untracked))
+    modified = sorted(scanner.redact(p)[0] for p in mine.modified)
+    return Sources(files, scanned, tuple(left_out), tuple(modified), tuple(untracked))
 
 
 def junk_path(rel: str) -> bool:
@@ -332,7 +345,11 @@ def scan_secrets(
             (
                 a
                 for a in allowed
-                if fnmatch.fnmatchcase(finding.path, a.record.path)
+                if (
+                    finding.path == a.record.path
+                    if a.plugin == "--allow-secret"
+                    else fnmatch.fnmatchcase(finding.path, a.record.path)
+                )
                 and a.record.kind in (None, finding.kind)
             ),
             None,
@@ -354,7 +371,7 @@ def scan_secrets(
 
 def a_source(allow: Owned[AllowedSecret]) -> str:
     if allow.plugin == "--allow-secret":
-        return "--allow-secret"
+        return allow.record.why
     return f"plugin {allow.plugin}: {allow.record.why}"
 
 
@@ -544,7 +561,7 @@ def stage_env(
     try:
         listing = run.listing(config.repo)
         base = replace(base, git=listing is not None)
-        found = sources(spec, config.repo, listing)
+        found = sources(spec, config.repo, listing, run.scanner())
         base = replace(base, modified=found.modified, untracked=found.untracked)
         allowed = [Owned("--allow-secret", a) for a in run.allowed]
         allowed += registry.allowed_secrets(spec.name)

@@ -85,7 +85,7 @@ def test_a_tracked_secret_under_an_innocent_name_fails_its_env_only(checkout: Pa
     assert not [p for p in (tmp_path / "staging" / "openenv").iterdir() if p.name.startswith(".")]
     allowed = stage(checkout, tmp_path, StageRun(allow_flags(["envs/a_env/settings.ini"], checkout)))["a_env"]
     assert allowed.ok and [str(f) for f in allowed.allowed_secrets] == ["envs/a_env/settings.ini:2: Hugging Face token"]
-    assert allowed.allowed_secrets[0].allowed_by == "--allow-secret"
+    assert allowed.allowed_secrets[0].allowed_by == "--allow-secret envs/a_env/settings.ini"
 
 
 def test_the_canary_is_in_no_output_ledger_or_briefing(checkout: Path, tmp_path: Path) -> None:
@@ -339,3 +339,51 @@ def test_what_a_killed_run_left_is_removed_when_it_is_ours(checkout: Path, tmp_p
     write(theirs / "notes.txt", "keep\n")
     assert stage(checkout, tmp_path)["a_env"].ok
     assert sorted(p.name for p in namespace.iterdir() if p.name.startswith(".")) == [theirs.name]
+
+
+def test_allow_secret_is_an_exact_path_recorded_as_given(checkout: Path, tmp_path: Path) -> None:
+    for name in ("settings.ini", "other.ini"):
+        write(checkout / "envs" / "a_env" / name, f"[hub]\ntoken = {CANARY}\n")
+        git(checkout, "add", f"envs/a_env/{name}")
+    given = str(checkout / "envs" / "a_env" / "settings.ini")
+    a = stage(checkout, tmp_path, StageRun(allow_flags([given], checkout)))["a_env"]
+    assert (a.error or "").startswith("a_env: envs/a_env/other.ini:2: Hugging Face token;")
+    write(checkout / "envs" / "a_env" / "other.ini", "[hub]\n")
+    a = stage(checkout, tmp_path, StageRun(allow_flags([given], checkout)))["a_env"]
+    assert a.ok, a.error
+    assert [f.allowed_by for f in a.allowed_secrets] == [f"--allow-secret {given}"]
+    with pytest.raises(UsageError, match="an exact path, not a pattern"):
+        allow_flags(["envs/*/settings.ini"], checkout)
+
+
+def test_token_shaped_file_names_are_redacted_and_a_tracked_one_fails(checkout: Path, tmp_path: Path) -> None:
+    write(checkout / "envs" / "b_env" / f"cache-{CANARY}.txt", "x\n")  # untracked
+    staged = stage(checkout, tmp_path)
+    b = staged["b_env"]
+    assert b.ok, b.error
+    assert "cache-hf_***.txt" in (b.worktree or "") and b.as_json()["untracked"] == ["envs/b_env/cache-hf_***.txt"]
+    git(checkout, "add", f"envs/b_env/cache-{CANARY}.txt")
+    b = stage(checkout, tmp_path)["b_env"]
+    assert not b.ok and (b.error or "").startswith("b_env: envs/b_env/cache-hf_***.txt: a file name holding a Hugging Face token;")
+    assert CANARY not in json.dumps(b.as_json(), default=str)
+
+
+@pytest.mark.parametrize("where", ["envs/a_env/vendor", "src/vendor"])
+def test_a_git_submodule_fails_with_one_clear_line(checkout: Path, tmp_path: Path, where: str) -> None:
+    (checkout / where).mkdir()
+    git(checkout, "update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},{where}")
+    staged = stage(checkout, tmp_path)
+    message = f"{where}: a git submodule; staging takes files git tracks in this repository"
+    assert message in (staged["a_env"].error or "")
+    assert staged["b_env"].ok == (where != "src/vendor")
+
+
+def test_a_file_hidden_by_a_sparse_checkout_is_reported(checkout: Path, tmp_path: Path) -> None:
+    write(checkout / "envs" / "b_env" / "extra.txt", "x\n")
+    git(checkout, "add", "envs/b_env/extra.txt")
+    git(checkout, "commit", "-qm", "extra")
+    git(checkout, "update-index", "--skip-worktree", "envs/b_env/extra.txt")
+    (checkout / "envs" / "b_env" / "extra.txt").unlink()
+    b = stage(checkout, tmp_path)["b_env"]
+    assert b.ok and "extra.txt" not in b.manifest
+    assert "envs/b_env/extra.txt" in b.modified and "extra.txt" in (b.worktree or "")
