@@ -117,13 +117,18 @@ def check_staging_dir(staging: Path, repo: Path) -> Path:
 
     A folder of its own inside the checkout (the default ``./hf-staging`` when run from one) is
     fine: staging reads only ``envs/``, ``src/`` and the root ``pyproject.toml``. The checkout
-    itself, a folder above it, or one inside ``envs/`` or ``src/`` is a UsageError.
+    itself, a folder above it, or one inside ``envs/``, ``src/`` or an env dir (each resolved, so
+    a symlink does not hide it) is a UsageError.
     """
     staging = staging.expanduser().resolve()
+    read = [repo / part for part in STAGED_FROM]
+    envs = repo / "envs"
+    if envs.is_dir():
+        read += [env for env in envs.iterdir() if env.is_dir()]
     if (
         staging == repo
         or repo.is_relative_to(staging)
-        or any(staging.is_relative_to(repo / part) for part in STAGED_FROM)
+        or any(staging.is_relative_to(p) or staging.is_relative_to(p.resolve()) for p in read)
     ):
         raise UsageError(
             f"--staging-dir {staging}: overlaps the checkout {repo} (staging never writes there)",

@@ -1,23 +1,33 @@
-"""Scan the files staging would take for secrets, by content, with detect-secrets.
+"""Scan the files staging would take for secrets, by content, with detect-secrets' detectors.
 
-Only detectors that look for a provider's token format run (plus ours for Hugging Face
-tokens): the high-entropy and keyword detectors fire on ordinary code and docs. A quick pass
-with the detectors' own patterns picks the files worth a full detect-secrets scan, which keeps
-staging fast; a finding names the file, the line and the kind, never the value.
+Only detectors that look for a provider's token format run (plus ours, in
+``token_detectors``): the high-entropy and keyword detectors fire on ordinary code and docs.
+Every file is scanned by its content, whatever its name: none of detect-secrets' filters runs
+(they skip lock files, "swagger" paths, .css/.svg/.map/.png... by name, and lines with an
+inline ``pragma: allowlist secret``), since only a plugin or ``--allow-secret`` may allow a
+secret. The bytes are read as UTF-8 with bad bytes replaced (a binary's strings stay), as
+UTF-16 when there is a BOM or NUL bytes, and gzip'd content is decompressed. A quick pass with
+the detectors' own patterns picks the lines worth a detect-secrets scan; a finding names the
+file, the line and the kind, never the value.
 """
 
 from __future__ import annotations
 
+import codecs
+import gzip
+import io
 import logging
 import re
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from detect_secrets.core.scan import scan_file, scan_line
-from detect_secrets.settings import get_plugins, transient_settings
+from detect_secrets.core.potential_secret import PotentialSecret
+from detect_secrets.core.scan import scan_line
+from detect_secrets.settings import get_plugins, get_settings, transient_settings
 
-from releaselib import hf_token_detector
+from releaselib import token_detectors
 from releaselib.records import SecretFinding
 
 #: detect-secrets' detectors of a provider's token format that need no keyword context: none
@@ -41,15 +51,24 @@ DETECTORS = (
     "StripeDetector",
     "TwilioKeyDetector",
 )
+OUR_DETECTORS = (
+    token_detectors.HuggingFaceTokenDetector,
+    token_detectors.GitHubFineGrainedTokenDetector,
+)
 SETTINGS: dict[str, Any] = {
     "plugins_used": [
         *({"name": name} for name in DETECTORS),
-        {
-            "name": hf_token_detector.HuggingFaceTokenDetector.__name__,
-            "path": f"file://{hf_token_detector.__file__}",
-        },
-    ]
+        *(
+            {"name": d.__name__, "path": f"file://{token_detectors.__file__}"}
+            for d in OUR_DETECTORS
+        ),
+    ],
+    "filters_used": [],
 }
+#: The most decompressed bytes of one gzip'd file that are scanned; more is a finding.
+MAX_GUNZIPPED = 256_000_000
+TOO_BIG = f"gzip content over {MAX_GUNZIPPED // 1_000_000} MB, not scanned"
+NEWLINE = re.compile(r"\r\n|\r|\n")
 
 Key = tuple[str, int, int]
 
@@ -65,47 +84,88 @@ class Scanner:
     def scan(self, files: Iterable[tuple[str, Path]]) -> list[SecretFinding]:
         """Findings in ``files``: (the name to report, the file to read) pairs."""
         found: list[SecretFinding] = []
-        suspects: list[tuple[Key, str, str]] = []
         for rel, path in files:
             stat = path.stat()
             key = (str(path), stat.st_size, stat.st_mtime_ns)
-            if key in self._seen:
-                found += self._seen[key]
-                continue
-            text = path.read_bytes().decode("utf-8", errors="replace")
-            if any(p.search(text) for p in self.patterns()):
-                suspects.append((key, rel, text))
-            else:
-                self._seen[key] = ()
-        if suspects:
-            with quiet(), transient_settings(SETTINGS):
-                for key, rel, text in suspects:
-                    self._seen[key] = tuple(
-                        sorted(
-                            set(scan_one(Path(key[0]), rel, text)), key=lambda f: (f.line, f.kind)
-                        )
+            if key not in self._seen:
+                self._seen[key] = tuple(
+                    sorted(
+                        set(self.scan_bytes(rel, path.read_bytes())), key=lambda f: (f.line, f.kind)
                     )
-                    found += self._seen[key]
+                )
+            found += self._seen[key]
         return found
 
-    def patterns(self) -> tuple[re.Pattern[str], ...]:
-        """Every regex of the detectors that run: what the quick pass looks for."""
+    def scan_bytes(self, rel: str, data: bytes) -> Iterator[SecretFinding]:
+        """The findings in one file's content, named ``rel``."""
+        for text in texts(data, rel):
+            if isinstance(text, SecretFinding):
+                yield text
+            elif self.suspect(text):
+                yield from self.scan_text(rel, text)
+
+    def scan_text(self, rel: str, text: str) -> Iterator[SecretFinding]:
+        for number, secret in self.secrets_in(text):
+            yield SecretFinding(rel, number, secret.type)
+
+    def secrets_in(self, text: str) -> list[tuple[int, PotentialSecret]]:
+        """(line number, what detect-secrets found) for each secret in ``text``."""
+        found = []
+        with quiet(), transient_settings(SETTINGS):
+            get_settings().disable_filters(*list(get_settings().filters))
+            for number, line in enumerate(NEWLINE.split(text), start=1):
+                if self.suspect(line):
+                    found += [(number, secret) for secret in scan_line(line)]
+        return found
+
+    def redact(self, text: str) -> tuple[str, list[str]]:
+        """``text`` (a file name, say) with each secret in it as its prefix and ``_***``, and
+        the kinds of secret it held."""
+        if not self.suspect(text):
+            return text, []
+        kinds = []
+        for _, secret in self.secrets_in(text):
+            value = secret.secret_value or ""
+            text = text.replace(value, value.split("_")[0] + "_***") if value else text
+            kinds.append(secret.type)
+        return text, kinds
+
+    def suspect(self, text: str) -> bool:
+        """True if a regex of the detectors that run matches: the quick pass."""
         if self._patterns is None:
             with quiet(), transient_settings(SETTINGS):
                 self._patterns = tuple(rx for p in get_plugins() for rx in p.denylist)
-        return self._patterns
+        return any(rx.search(text) for rx in self._patterns)
 
 
-def scan_one(path: Path, rel: str, text: str) -> Iterator[SecretFinding]:
-    """detect-secrets' findings in one file. It skips files that are not UTF-8, so their
-    suspect lines are scanned one by one."""
-    if "\ufffd" not in text:
-        for secret in scan_file(str(path)):
-            yield SecretFinding(rel, secret.line_number, secret.type)
-        return
-    for number, line in enumerate(text.splitlines(), start=1):
-        for secret in scan_line(line):
-            yield SecretFinding(rel, number, secret.type)
+def texts(data: bytes, rel: str, depth: int = 0) -> Iterator[str | SecretFinding]:
+    """The texts a file's bytes may hold; a SecretFinding for gzip'd content too big to scan."""
+    if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        yield data.decode("utf-16", errors="replace")
+    yield data.decode("utf-8", errors="replace")
+    if b"\0" in data:  # UTF-16 without a BOM, or UTF-16 strings in a binary: both alignments
+        yield data.decode("utf-16-le", errors="replace")
+        yield data[1:].decode("utf-16-le", errors="replace")
+    if data[:2] == b"\x1f\x8b" and depth < 3:
+        content = gunzipped(data)
+        if content is None:
+            yield SecretFinding(rel, 1, TOO_BIG)
+        else:
+            yield from texts(content, rel, depth + 1)
+
+
+def gunzipped(data: bytes) -> bytes | None:
+    """What a gzip file holds (as much as is readable), or None when over MAX_GUNZIPPED."""
+    out = bytearray()
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+            while chunk := stream.read(1 << 20):
+                out += chunk
+                if len(out) > MAX_GUNZIPPED:
+                    return None
+    except (OSError, EOFError, zlib.error):
+        pass  # a truncated or corrupt stream: scan what it gave
+    return bytes(out)
 
 
 class quiet:

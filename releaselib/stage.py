@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -26,6 +27,7 @@ from releaselib.edit.dockerfile import Dockerfile, rewrite_for_space
 from releaselib.edit.legacy_core import synthesize_legacy_core
 from releaselib.errors import ReleaseError, StageError, UsageError
 from releaselib.gitfiles import GitFiles, list_files
+from releaselib.options import check_staging_dir
 from releaselib.plugins import Owned, PluginRegistry
 from releaselib.records import (
     AllowedSecret,
@@ -85,6 +87,9 @@ CREDENTIALS_WHY = "credentials are never staged"
 MANIFEST_SUFFIX = ".manifest.json"
 #: What a manifest of this tool says it is; only a folder with one is ever replaced.
 MANIFEST_TOOL = "openenv-release"
+#: How the temp files and folders staging makes beside a staged tree start and end.
+TEMP_PREFIX = ".openenv-release-tmp."
+TEMP_TAIL = re.compile(r"(new|old|manifest)\.[a-z0-9_]{8}")
 #: The checkout's parts staging reads, as git pathspecs.
 STAGED_PATHS = ("envs", "src", "pyproject.toml")
 #: The largest file a staged tree may hold. The Hub takes larger files only through LFS/Xet, and
@@ -135,18 +140,23 @@ class StageRun:
 
 
 def allow_flags(values: Iterable[str], repo: Path) -> tuple[AllowedSecret, ...]:
-    """``--allow-secret PATH`` values as records; a path outside the checkout is a UsageError."""
+    """``--allow-secret PATH`` values as records: each an exact checkout file (never a
+    pattern), recorded with the path as given; a path outside the checkout is a UsageError."""
     allowed = []
     for value in values:
         path = Path(value)
         if path.is_absolute() and path.resolve().is_relative_to(repo):
             path = path.resolve().relative_to(repo)
+        remedy = "give the path the finding named, e.g. envs/my_env/settings.ini"
+        if any(c in value for c in "*?[") and not (repo / path).exists():
+            raise UsageError(
+                f"--allow-secret {value!r}: an exact path, not a pattern", remedy=remedy
+            )
         try:
-            allowed.append(AllowedSecret(path.as_posix(), why="--allow-secret"))
+            allowed.append(AllowedSecret(path.as_posix(), why=f"--allow-secret {value}"))
         except ValueError as exc:
             raise UsageError(
-                f"--allow-secret {value!r}: not a file of the checkout {repo}",
-                remedy="give the path the finding named, e.g. envs/my_env/settings.ini",
+                f"--allow-secret {value!r}: not a file of the checkout {repo}", remedy=remedy
             ) from exc
     return tuple(allowed)
 
@@ -154,25 +164,43 @@ def allow_flags(values: Iterable[str], repo: Path) -> tuple[AllowedSecret, ...]:
 def short(text: str, most: int = 80) -> str:
     """``text`` on one line (control characters escaped), cut in the middle when long."""
     shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return shown if len(shown) <= most else f"{shown[: most // 2 - 5]}…{shown[-(most // 2):]}"
+    return shown if len(shown) <= most else f"{shown[: most // 2 - 5]}…{shown[-(most // 2) :]}"
 
 
-def resolved(link: Path, root: Path) -> Path:
-    """The target of ``link``; StageError for a loop or a target outside ``root``."""
+def resolved(link: Path, root: Path, listing: GitFiles | None) -> tuple[Path, str]:
+    """The target of ``link`` and its checkout-relative path; StageError for a loop, a target
+    outside ``root`` or inside ``.git/``, or (in git) a file git does not track."""
+    name = short(str(link.relative_to(root)))
     try:
         target = link.resolve(strict=True)
     except (RuntimeError, OSError) as exc:
         raise StageError(
-            f"{short(str(link.relative_to(root)))}: symlink loop or dangling symlink",
+            f"{name}: symlink loop or dangling symlink",
             remedy="replace it with a real file or a link to one in the checkout",
         ) from exc
     if not target.is_relative_to(root.resolve()):
         raise StageError(
-            f"{short(str(link.relative_to(root)))}: symlink points outside the checkout "
-            f"({short(str(target))})",
+            f"{name}: symlink points outside the checkout ({short(str(target))})",
             remedy="replace it with a real file or a link inside the checkout",
         )
-    return target
+    inner = target.relative_to(root.resolve()).as_posix()
+    if ".git" in inner.split("/"):
+        why = "inside .git/"
+    elif listing is None:
+        return target, inner
+    elif target.is_dir():
+        prefix = inner.rstrip("/") + "/"
+        if any(p.startswith(prefix) for p in listing.everywhere) or inner == ".":
+            return target, inner
+        why = "a folder git tracks nothing in"
+    elif inner in listing.everywhere:
+        return target, inner
+    else:
+        why = "a file git does not track"
+    raise StageError(
+        f"{name}: a symlink to {short(inner)}, {why}",
+        remedy="staging takes only files git tracks; link to a tracked file or remove the link",
+    )
 
 
 def walked(base: Path) -> list[str]:
@@ -188,17 +216,30 @@ def walked(base: Path) -> list[str]:
 
 def files_under(
     repo: Path, folder: str, listing: GitFiles | None, seen: tuple[Path, ...] = ()
-) -> Iterator[tuple[str, Path]]:
-    """(path relative to ``folder``, file to read) for what staging takes from ``folder``
-    (checkout-relative): what git tracks there (everything, outside git), without junk;
-    symlinks inside the checkout followed, loops refused."""
+) -> Iterator[tuple[str, Path, str]]:
+    """(path relative to ``folder``, file to read, its checkout-relative path) for what staging
+    takes from ``folder`` (checkout-relative): what git tracks there (everything, outside git),
+    without junk; symlinks to what git tracks in the checkout followed, loops refused."""
     base = repo / folder
     seen = seen or (base.resolve(),)
     if listing is None:
         names = walked(base) if base.is_dir() else []
     else:
         prefix = folder + "/"
+        submodule = next((p for p in sorted(listing.submodules) if p.startswith(prefix)), None)
+        if submodule is not None:
+            raise StageError(
+                f"{short(submodule)}: a git submodule; staging takes files git tracks in this "
+                "repository",
+                remedy="vendor its files into the env, or install it as a dependency",
+            )
         names = sorted(p.removeprefix(prefix) for p in listing.tracked if p.startswith(prefix))
+        if not names:  # a folder a symlink points at, outside the listed parts of the checkout
+            names = [
+                p.removeprefix(prefix)
+                for p in sorted(listing.everywhere)
+                if p.startswith(prefix) and os.path.lexists(repo / p)
+            ]
     for rel in names:
         if junk_path(rel):
             continue
@@ -208,19 +249,20 @@ def files_under(
                 f"{short(f'{folder}/{rel}')}: a file name with a control character",
                 remedy="rename it in the checkout",
             )
-        if path.is_symlink():
-            target = resolved(path, repo)
-            if target.is_dir():
-                if any(target == s or s.is_relative_to(target) for s in seen):
-                    raise StageError(
-                        f"{short(f'{folder}/{rel}')}: symlink loop (to {short(str(target))})",
-                        remedy="remove the link or point it at a folder outside its own",
-                    )
-                inner = target.relative_to(repo.resolve()).as_posix()
-                for sub, source in files_under(repo, inner, listing, (*seen, target)):
-                    yield f"{rel}/{sub}", source
-                continue
-        yield rel, path
+        if not path.is_symlink():
+            yield rel, path, f"{folder}/{rel}"
+            continue
+        target, inner = resolved(path, repo, listing)
+        if not target.is_dir():
+            yield rel, path, inner
+            continue
+        if any(target == s or s.is_relative_to(target) for s in seen):
+            raise StageError(
+                f"{short(f'{folder}/{rel}')}: symlink loop (to {short(str(target))})",
+                remedy="remove the link or point it at a folder outside its own",
+            )
+        for sub, source, origin in files_under(repo, inner, listing, (*seen, target)):
+            yield f"{rel}/{sub}", source, origin
 
 
 @dataclass(frozen=True)
@@ -234,19 +276,26 @@ class Sources:
     untracked: tuple[str, ...] = ()
 
 
-def sources(spec: EnvSpec, repo: Path, listing: GitFiles | None) -> Sources:
+def sources(spec: EnvSpec, repo: Path, listing: GitFiles | None, scanner: Scanner) -> Sources:
     """Map each file of ``src/``, ``envs/<env>/`` (again at the root) and the root
-    pyproject.toml to its staged path; credential files are left out and named."""
+    pyproject.toml to its staged path; credential files are left out and named. A file name
+    holding a token fails the env; names listed in the output have their tokens redacted."""
     env_dir = spec.path.relative_to(repo).as_posix()
     files: dict[str, Path] = {}
     scanned: dict[str, Path] = {}
     left_out: list[str] = []
     parts = [("src", ("src",)), (env_dir, (f"envs/{spec.name}", ""))]
     for folder, destinations in parts:
-        for rel, source in files_under(repo, folder, listing):
-            if credentials(Path(rel)):
-                left_out.append(f"{destinations[0]}/{rel}")
+        for rel, source, origin in files_under(repo, folder, listing):
+            if credentials(Path(rel)) or credentials(Path(origin)):
+                left_out.append(scanner.redact(f"{destinations[0]}/{rel}")[0])
                 continue
+            shown, kinds = scanner.redact(f"{folder}/{rel}")
+            if kinds:
+                raise StageError(
+                    f"{short(shown, 160)}: a file name holding a {kinds[0]}",
+                    remedy="rename the file in the checkout (and revoke the token)",
+                )
             scanned[f"{folder}/{rel}"] = source
             for dest in destinations:
                 files[f"{dest}/{rel}".lstrip("/")] = source
@@ -257,13 +306,14 @@ def sources(spec: EnvSpec, repo: Path, listing: GitFiles | None) -> Sources:
     if listing is None:
         return Sources(files, scanned, tuple(left_out))
     mine = listing.under(env_dir)
-    untracked = sorted(p for p in mine.untracked if not junk_path(p))
+    untracked = sorted(scanner.redact(p)[0] for p in mine.untracked if not junk_path(p))
     if not mine.tracked and untracked:
         raise StageError(
             f"{env_dir}: git tracks none of its files ({len(untracked)} untracked)",
             remedy="commit the env to release it",
         )
-    return Sources(files, scanned, tuple(left_out), tuple(sorted(mine.modified)), tuple(untracked))
+    modified = sorted(scanner.redact(p)[0] for p in mine.modified)
+    return Sources(files, scanned, tuple(left_out), tuple(modified), tuple(untracked))
 
 
 def junk_path(rel: str) -> bool:
@@ -295,7 +345,11 @@ def scan_secrets(
             (
                 a
                 for a in allowed
-                if fnmatch.fnmatchcase(finding.path, a.record.path)
+                if (
+                    finding.path == a.record.path
+                    if a.plugin == "--allow-secret"
+                    else fnmatch.fnmatchcase(finding.path, a.record.path)
+                )
                 and a.record.kind in (None, finding.kind)
             ),
             None,
@@ -317,7 +371,7 @@ def scan_secrets(
 
 def a_source(allow: Owned[AllowedSecret]) -> str:
     if allow.plugin == "--allow-secret":
-        return "--allow-secret"
+        return allow.record.why
     return f"plugin {allow.plugin}: {allow.record.why}"
 
 
@@ -507,14 +561,15 @@ def stage_env(
     try:
         listing = run.listing(config.repo)
         base = replace(base, git=listing is not None)
-        found = sources(spec, config.repo, listing)
+        found = sources(spec, config.repo, listing, run.scanner())
         base = replace(base, modified=found.modified, untracked=found.untracked)
         allowed = [Owned("--allow-secret", a) for a in run.allowed]
         allowed += registry.allowed_secrets(spec.name)
         passed = scan_secrets(found, run.scanner(), allowed)
         base = replace(base, allowed_secrets=passed)
         claim(final_dir)
-        work = Path(tempfile.mkdtemp(prefix=f".{spec.name}.", dir=final_dir.parent))
+        remove_leftovers(final_dir)
+        work = Path(tempfile.mkdtemp(prefix=temp_prefix(final_dir, "new"), dir=final_dir.parent))
         changes = lay_out(found, work)
         changes += rewrite_staged(config, spec, work)
         for fix in registry.fixes(spec.name):
@@ -529,7 +584,8 @@ def stage_env(
             checks.append(f"{check.record.name}:{'fail' if found_now else 'ok'}")
             findings += found_now
         manifest = build_manifest(work)
-        replace_tree(work, final_dir)
+        digest = manifest_hash(manifest)
+        install(work, final_dir, manifest, digest)
     except ReleaseError as exc:
         return replace(base, error=f"{spec.name}: {exc.one_line()}")
     except OSError as exc:
@@ -537,8 +593,6 @@ def stage_env(
     finally:
         if work is not None and work.exists():
             shutil.rmtree(work, ignore_errors=True)
-    digest = manifest_hash(manifest)
-    write_manifest(final_dir, manifest, digest)
     error = "; ".join(str(f) for f in findings) or None
     return replace(
         base,
@@ -623,7 +677,7 @@ def read_manifest(path: Path) -> dict[str, Any] | None:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
         return None
-    if data.get("tool", MANIFEST_TOOL) != MANIFEST_TOOL or "hash" not in data:
+    if data.get("tool") != MANIFEST_TOOL or "hash" not in data:
         return None
     return dict(data["files"])
 
@@ -632,13 +686,63 @@ def build_manifest_names(tree: Path) -> list[str]:
     return [path.relative_to(tree).as_posix() for path in walk_files(tree)]
 
 
+def temp_prefix(final_dir: Path, kind: str) -> str:
+    """The name start of a temp file or folder beside ``final_dir``: ``kind`` is new (a tree
+    being built), old (the tree it replaces) or manifest."""
+    return f"{TEMP_PREFIX}{final_dir.name}.{kind}."
+
+
+def remove_leftovers(final_dir: Path) -> None:
+    """Remove what a killed run left beside ``final_dir``: only names this tool makes."""
+    start = f"{TEMP_PREFIX}{final_dir.name}."
+    for entry in final_dir.parent.iterdir():
+        if entry.name.startswith(start) and TEMP_TAIL.fullmatch(entry.name[len(start) :]):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+
+
+def install(work: Path, final_dir: Path, manifest: dict[str, tuple[str, int]], digest: str) -> None:
+    """Put the manifest, then the tree built at ``work``, in place of ``final_dir``'s, so a tree
+    never stands without its manifest; on an OS error the old manifest is put back."""
+    target = manifest_path(final_dir)
+    before = target.read_bytes() if target.is_file() else None
+    data = {
+        "tool": MANIFEST_TOOL,
+        "hash": digest,
+        "files": {path: {"sha1": sha, "size": size} for path, (sha, size) in manifest.items()},
+    }
+    write_atomic(target, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode(), final_dir)
+    try:
+        replace_tree(work, final_dir)
+    except OSError:
+        if before is None:
+            target.unlink(missing_ok=True)
+        else:
+            write_atomic(target, before, final_dir)
+        raise
+
+
+def write_atomic(target: Path, data: bytes, final_dir: Path) -> None:
+    """Write ``target`` through a temp file beside it, then a rename."""
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(final_dir, "manifest"), dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, target)
+    except OSError:
+        os.unlink(tmp)
+        raise
+
+
 def replace_tree(work: Path, final_dir: Path) -> None:
     """Put the tree built at ``work`` in place of ``final_dir`` by renames (the old tree, if
     any, is moved aside first and removed after)."""
     if not final_dir.exists():
         work.rename(final_dir)
         return
-    old = Path(tempfile.mkdtemp(prefix=f".{final_dir.name}.old.", dir=final_dir.parent))
+    old = Path(tempfile.mkdtemp(prefix=temp_prefix(final_dir, "old"), dir=final_dir.parent))
     final_dir.rename(old)
     try:
         work.rename(final_dir)
@@ -652,19 +756,6 @@ def manifest_path(staged_dir: Path) -> Path:
     return staged_dir.with_name(staged_dir.name + MANIFEST_SUFFIX)
 
 
-def write_manifest(staged_dir: Path, manifest: dict[str, tuple[str, int]], digest: str) -> None:
-    """Write the manifest beside the tree, atomically."""
-    data = {
-        "tool": MANIFEST_TOOL,
-        "hash": digest,
-        "files": {path: {"sha1": sha, "size": size} for path, (sha, size) in manifest.items()},
-    }
-    target = manifest_path(staged_dir)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(target)
-
-
 def stage_envs(
     config: ReleaseConfig,
     specs: Iterable[EnvSpec],
@@ -672,9 +763,10 @@ def stage_envs(
     run: StageRun | None = None,
 ) -> list[StagedSpace]:
     """Stage every env in ``specs``; one failing env never stops the others. Two plugins
-    claiming one env is a PluginError, and a staging dir that cannot be written a UsageError,
-    before anything is staged."""
+    claiming one env is a PluginError, and a staging dir that cannot be written, or that is
+    inside what staging reads, a UsageError, before anything is staged."""
     registry.profiles()
+    check_staging_dir(config.staging_dir, config.repo)
     prepare_staging_dir(config.staging_dir, config.namespace)
     run = run or StageRun()
     return [stage_env(config, spec, registry, run) for spec in specs]

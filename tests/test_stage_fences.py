@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import string
 import subprocess
 from pathlib import Path
@@ -12,11 +13,13 @@ from pathlib import Path
 import pytest
 
 from releaselib.discover import discover_envs
+from releaselib.errors import UsageError
 from releaselib.hookspecs import hookimpl
 from releaselib.locks import LOCK_NAME, held
+from releaselib.options import check_staging_dir
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import AllowedSecret
-from releaselib.stage import StageRun, allow_flags, manifest_path, stage_envs
+from releaselib.stage import CREDENTIALS_WHY, StageRun, allow_flags, manifest_path, stage_envs
 from tests.test_bad_input import config_for
 from tests.test_stage import make_env, write
 from tests.test_tasks import PROJECT, cli
@@ -82,7 +85,7 @@ def test_a_tracked_secret_under_an_innocent_name_fails_its_env_only(checkout: Pa
     assert not [p for p in (tmp_path / "staging" / "openenv").iterdir() if p.name.startswith(".")]
     allowed = stage(checkout, tmp_path, StageRun(allow_flags(["envs/a_env/settings.ini"], checkout)))["a_env"]
     assert allowed.ok and [str(f) for f in allowed.allowed_secrets] == ["envs/a_env/settings.ini:2: Hugging Face token"]
-    assert allowed.allowed_secrets[0].allowed_by == "--allow-secret"
+    assert allowed.allowed_secrets[0].allowed_by == "--allow-secret envs/a_env/settings.ini"
 
 
 def test_the_canary_is_in_no_output_ledger_or_briefing(checkout: Path, tmp_path: Path) -> None:
@@ -212,3 +215,175 @@ def test_a_plugin_allows_a_known_false_positive(checkout: Path, tmp_path: Path) 
         {"file": "envs/a_env/settings.ini", "line": 2, "kind": "Hugging Face token", "allowed_by": a.allowed_secrets[0].allowed_by}
     ]
     assert a.allowed_secrets[0].allowed_by.endswith(": a test fixture")
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        pytest.param("static/app.css", f"body {{ --t: '{CANARY}'; }}\n", id="by-extension"),
+        pytest.param("package-lock.json", f'{{"t": "{CANARY}"}}\n', id="lock-file"),
+        pytest.param("docs/swagger.json", f'{{"t": "{CANARY}"}}\n', id="swagger"),
+        pytest.param("settings.py", f'TOKEN = "{CANARY}"  # pragma: allowlist secret\n', id="inline-allowlist"),
+    ],
+)
+def test_every_tracked_file_is_scanned_by_content(checkout: Path, tmp_path: Path, name: str, content: str) -> None:
+    write(checkout / "envs" / "a_env" / name, content)
+    git(checkout, "add", f"envs/a_env/{name}")
+    a = stage(checkout, tmp_path)["a_env"]
+    assert not a.ok and (a.error or "").startswith(f"a_env: envs/a_env/{name}:1: Hugging Face token;")
+
+
+@pytest.mark.parametrize(
+    ("link", "target", "says"),
+    [
+        pytest.param("settings.py", "../../.env", ".env, a file git does not track", id="ignored-file"),
+        pytest.param("notes.md", "notes.txt", "envs/a_env/notes.txt, a file git does not track", id="untracked-file"),
+        pytest.param("gitcfg.ini", "../../.git/config", ".git/config, inside .git/", id="git-dir"),
+        pytest.param("build_link", "build", "envs/a_env/build, a folder git tracks nothing in", id="ignored-folder"),
+    ],
+)
+def test_a_tracked_symlink_stages_only_what_git_tracks(checkout: Path, tmp_path: Path, link: str, target: str, says: str) -> None:
+    write(checkout / ".env", f"HF_TOKEN={CANARY}\n")
+    write(checkout / ".gitignore", ".env\n")
+    (checkout / "envs" / "a_env" / link).symlink_to(target)
+    git(checkout, "add", ".gitignore", f"envs/a_env/{link}")
+    git(checkout, "commit", "-qm", "link")
+    staged = stage(checkout, tmp_path)
+    assert staged["b_env"].ok
+    error = staged["a_env"].error or ""
+    assert error.startswith(f"a_env: envs/a_env/{link}: a symlink to {says}; "), error
+    written = [p.read_bytes() for p in (tmp_path / "staging").rglob("*") if p.is_file()]
+    assert not [b for b in written if CANARY.encode() in b or b"repositoryformatversion" in b]
+
+
+def test_a_symlink_to_a_tracked_credential_file_is_left_out(checkout: Path, tmp_path: Path) -> None:
+    write(checkout / "deploy" / ".env.prod", "HF_HOME=/data\n")
+    (checkout / "envs" / "a_env" / "config.txt").symlink_to("../../deploy/.env.prod")
+    git(checkout, "add", "-f", "deploy/.env.prod", "envs/a_env/config.txt")
+    a = stage(checkout, tmp_path)["a_env"]
+    assert a.ok, a.error
+    assert "config.txt" not in a.manifest
+    assert ("envs/a_env/config.txt", CREDENTIALS_WHY) in {(c.file, c.why) for c in a.changes}
+
+
+def test_a_symlink_to_a_tracked_file_outside_envs_is_staged(checkout: Path, tmp_path: Path) -> None:
+    write(checkout / "docs" / "guide.md", "# guide\n")
+    (checkout / "envs" / "a_env" / "guide.md").symlink_to("../../docs/guide.md")
+    (checkout / "envs" / "a_env" / "docs").symlink_to("../../docs")
+    git(checkout, "add", "docs", "envs/a_env/guide.md", "envs/a_env/docs")
+    a = stage(checkout, tmp_path)["a_env"]
+    assert a.ok, a.error
+    assert (a.staged_dir / "guide.md").read_text() == "# guide\n"
+    assert (a.staged_dir / "docs" / "guide.md").read_text() == "# guide\n"
+
+
+@pytest.mark.parametrize("linked", ["envs", "src", "env-dir"])
+def test_a_staging_dir_inside_a_linked_envs_src_or_env_dir_is_refused(checkout: Path, tmp_path: Path, linked: str) -> None:
+    real = tmp_path / "elsewhere"
+    if linked == "env-dir":
+        (checkout / "envs" / "b_env").rename(real)
+        (checkout / "envs" / "b_env").symlink_to(real)
+    else:
+        (checkout / linked).rename(real)
+        (checkout / linked).symlink_to(real)
+    with pytest.raises(UsageError, match="overlaps the checkout"):
+        check_staging_dir(real / "hf-staging", checkout)
+    assert check_staging_dir(tmp_path / "staging", checkout) == (tmp_path / "staging").resolve()
+
+
+def test_a_non_git_checkout_never_stages_its_own_staged_trees(checkout: Path, tmp_path: Path) -> None:
+    shutil.rmtree(checkout / ".git")
+    (checkout / "envs" / "a_env" / "notes.txt").unlink()
+    (checkout / "envs" / "a_env" / "build").rename(tmp_path / "build")
+    inside = checkout / "envs" / "a_env" / "hf-staging"
+    with pytest.raises(UsageError, match="overlaps the checkout"):
+        stage_envs(config_for(checkout, tmp_path, staging_dir=inside), discover_envs(checkout), PluginRegistry(get_plugin_manager(entry_points=False)))
+    assert not inside.exists()
+
+
+def test_a_folder_at_the_manifest_temp_name_does_not_break_staging(checkout: Path, tmp_path: Path) -> None:
+    namespace = tmp_path / "staging" / "openenv"
+    (namespace / "a_env-0.2.2.manifest.json.tmp").mkdir(parents=True)
+    a = stage(checkout, tmp_path)["a_env"]
+    assert a.ok, a.error
+    assert json.loads(manifest_path(a.staged_dir).read_text())["hash"] == a.manifest_hash
+
+
+def test_a_manifest_that_cannot_be_written_fails_the_env_and_moves_no_tree(checkout: Path, tmp_path: Path) -> None:
+    namespace = tmp_path / "staging" / "openenv"
+    (namespace / "a_env-0.2.2.manifest.json" / "x").mkdir(parents=True)
+    staged = stage(checkout, tmp_path)
+    assert staged["b_env"].ok
+    error = staged["a_env"].error or ""
+    assert error.startswith("a_env: ") and "\n" not in error, error
+    assert not (namespace / "a_env-0.2.2").exists()
+    assert [p.name for p in namespace.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_manifest_without_the_tool_key_is_not_ours(checkout: Path, tmp_path: Path) -> None:
+    mine = tmp_path / "staging" / "openenv" / "a_env-0.2.2"
+    write(mine / "mywork.py", "precious\n")
+    manifest_path(mine).write_text(json.dumps({"hash": "x", "files": {"mywork.py": {"sha1": "x", "size": 9}}}))
+    a = stage(checkout, tmp_path)["a_env"]
+    assert "a folder staging did not make" in (a.error or "")
+    assert (mine / "mywork.py").read_text() == "precious\n"
+
+
+def test_what_a_killed_run_left_is_removed_when_it_is_ours(checkout: Path, tmp_path: Path) -> None:
+    namespace = tmp_path / "staging" / "openenv"
+    ours = [namespace / ".openenv-release-tmp.a_env-0.2.2.new.abcd_123", namespace / ".openenv-release-tmp.a_env-0.2.2.old.zz99zz99"]
+    for folder in ours:
+        write(folder / "server" / "app.py", "x\n")
+    write(namespace / ".openenv-release-tmp.a_env-0.2.2.manifest.k2k2k2k2", "{}")
+    theirs = namespace / ".a_env-0.2.2.mine"
+    write(theirs / "notes.txt", "keep\n")
+    assert stage(checkout, tmp_path)["a_env"].ok
+    assert sorted(p.name for p in namespace.iterdir() if p.name.startswith(".")) == [theirs.name]
+
+
+def test_allow_secret_is_an_exact_path_recorded_as_given(checkout: Path, tmp_path: Path) -> None:
+    for name in ("settings.ini", "other.ini"):
+        write(checkout / "envs" / "a_env" / name, f"[hub]\ntoken = {CANARY}\n")
+        git(checkout, "add", f"envs/a_env/{name}")
+    given = str(checkout / "envs" / "a_env" / "settings.ini")
+    a = stage(checkout, tmp_path, StageRun(allow_flags([given], checkout)))["a_env"]
+    assert (a.error or "").startswith("a_env: envs/a_env/other.ini:2: Hugging Face token;")
+    write(checkout / "envs" / "a_env" / "other.ini", "[hub]\n")
+    a = stage(checkout, tmp_path, StageRun(allow_flags([given], checkout)))["a_env"]
+    assert a.ok, a.error
+    assert [f.allowed_by for f in a.allowed_secrets] == [f"--allow-secret {given}"]
+    with pytest.raises(UsageError, match="an exact path, not a pattern"):
+        allow_flags(["envs/*/settings.ini"], checkout)
+
+
+def test_token_shaped_file_names_are_redacted_and_a_tracked_one_fails(checkout: Path, tmp_path: Path) -> None:
+    write(checkout / "envs" / "b_env" / f"cache-{CANARY}.txt", "x\n")  # untracked
+    staged = stage(checkout, tmp_path)
+    b = staged["b_env"]
+    assert b.ok, b.error
+    assert "cache-hf_***.txt" in (b.worktree or "") and b.as_json()["untracked"] == ["envs/b_env/cache-hf_***.txt"]
+    git(checkout, "add", f"envs/b_env/cache-{CANARY}.txt")
+    b = stage(checkout, tmp_path)["b_env"]
+    assert not b.ok and (b.error or "").startswith("b_env: envs/b_env/cache-hf_***.txt: a file name holding a Hugging Face token;")
+    assert CANARY not in json.dumps(b.as_json(), default=str)
+
+
+@pytest.mark.parametrize("where", ["envs/a_env/vendor", "src/vendor"])
+def test_a_git_submodule_fails_with_one_clear_line(checkout: Path, tmp_path: Path, where: str) -> None:
+    (checkout / where).mkdir()
+    git(checkout, "update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},{where}")
+    staged = stage(checkout, tmp_path)
+    message = f"{where}: a git submodule; staging takes files git tracks in this repository"
+    assert message in (staged["a_env"].error or "")
+    assert staged["b_env"].ok == (where != "src/vendor")
+
+
+def test_a_file_hidden_by_a_sparse_checkout_is_reported(checkout: Path, tmp_path: Path) -> None:
+    write(checkout / "envs" / "b_env" / "extra.txt", "x\n")
+    git(checkout, "add", "envs/b_env/extra.txt")
+    git(checkout, "commit", "-qm", "extra")
+    git(checkout, "update-index", "--skip-worktree", "envs/b_env/extra.txt")
+    (checkout / "envs" / "b_env" / "extra.txt").unlink()
+    b = stage(checkout, tmp_path)["b_env"]
+    assert b.ok and "extra.txt" not in b.manifest
+    assert "envs/b_env/extra.txt" in b.modified and "extra.txt" in (b.worktree or "")

@@ -1,0 +1,113 @@
+"""The secret scan reads every file's content: no file is skipped by its name, no inline comment
+allows a secret, and tokens hidden by an encoding, gzip or a string escape are still found."""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import random
+import string
+from pathlib import Path
+
+import pytest
+
+from releaselib.secretscan import Scanner
+
+rng = random.Random(12)
+TOKEN = "hf_" + "".join(rng.choices(string.ascii_letters + string.digits, k=34))
+HF = "Hugging Face token"
+
+
+def scan(tmp_path: Path, name: str, content: bytes) -> list[tuple[int, str]]:
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    return [(f.line, f.kind) for f in Scanner().scan([(name, path)])]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "static/app.css", "package-lock.json", "poetry.lock", "pdm.lock", "yarn.lock", "Cargo.lock",
+        "go.sum", "docs/swagger.yaml", "api/swagger/spec.json", "app.js.map", "logo.svg",
+        "model.bin", "image.png", "font.woff2",
+    ],
+)
+def test_no_file_is_skipped_by_its_name(tmp_path: Path, name: str) -> None:
+    assert scan(tmp_path, name, f"a {{\n  x: '{TOKEN}';\n}}\n".encode()) == [(2, HF)]
+
+
+def test_a_binary_is_scanned_for_token_patterns(tmp_path: Path) -> None:
+    blob = b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe" + TOKEN.encode() + b"\x00\x01\x02"
+    assert [kind for _, kind in scan(tmp_path, "image.png", blob)] == [HF]
+
+
+def test_an_inline_allowlist_pragma_allows_nothing(tmp_path: Path) -> None:
+    text = f'TOKEN = "{TOKEN}"  # pragma: allowlist secret\n# pragma: allowlist nextline secret\nT2 = "{TOKEN}"\n'
+    assert scan(tmp_path, "settings.py", text.encode()) == [(1, HF), (3, HF)]
+
+
+@pytest.mark.parametrize(
+    "encoded",
+    [
+        pytest.param(codecs.BOM_UTF16_LE + "x\nt = {}\n".encode("utf-16-le"), id="utf-16-le-bom"),
+        pytest.param(codecs.BOM_UTF16_BE + "x\nt = {}\n".encode("utf-16-be"), id="utf-16-be-bom"),
+        pytest.param("x\nt = {}\n".encode("utf-16-le"), id="utf-16-le"),
+        pytest.param("x\nt = {}\n".encode("utf-16-be"), id="utf-16-be"),
+    ],
+)
+def test_a_token_in_utf_16_is_found(tmp_path: Path, encoded: bytes) -> None:
+    content = encoded.replace("{}".encode("utf-16-le"), TOKEN.encode("utf-16-le"))
+    content = content.replace("{}".encode("utf-16-be"), TOKEN.encode("utf-16-be"))
+    assert (2, HF) in scan(tmp_path, "settings.ini", content)
+
+
+def test_a_token_in_a_gzip_file_is_found(tmp_path: Path) -> None:
+    packed = gzip.compress(f"a\nb\ntoken={TOKEN}\n".encode())
+    assert (3, HF) in scan(tmp_path, "data/cache.json.gz", packed)
+    twice = gzip.compress(gzip.compress(f"token={TOKEN}\n".encode()))
+    assert [kind for _, kind in scan(tmp_path, "data/twice.gz", twice)] == [HF]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"env": "A=1\\nHF_TOKEN=%s"}',
+        'x = "a\\t%s"',
+        'x = "a\\r\\n%s"',
+        "https://x.org/login?token%%3D%s&a=1",
+        "url = 'https://x.org/?token=%s'",
+        "x = '\\x3d%s'",
+    ],
+)
+def test_a_token_after_an_escape_is_found(tmp_path: Path, line: str) -> None:
+    assert scan(tmp_path, "config.json", (line % TOKEN).encode() + b"\n") == [(1, HF)]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("api_org_" + "".join(rng.choices(string.ascii_letters, k=34)), HF),
+        (
+            "github_pat_" + "".join(rng.choices(string.ascii_letters + string.digits, k=22)) + "_"
+            + "".join(rng.choices(string.ascii_letters + string.digits, k=59)),
+            "GitHub fine-grained token",
+        ),
+    ],
+)
+def test_org_and_fine_grained_tokens_are_found(tmp_path: Path, text: str, kind: str) -> None:
+    assert scan(tmp_path, "notes.md", f"token: {text}\n".encode()) == [(1, kind)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hf_" + "x" * 34,
+        "api_org_" + "x" * 34,
+        "HF_TOKEN=hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "model_hf_" + "".join(rng.choices(string.ascii_letters, k=34)),  # inside a word
+        "snake_case_name_hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+    ],
+)
+def test_placeholders_and_words_are_not_tokens(tmp_path: Path, text: str) -> None:
+    assert scan(tmp_path, "README.md", f"{text}\n".encode()) == []
