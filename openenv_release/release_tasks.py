@@ -110,13 +110,20 @@ def release(
         hub = Hub.connect(config.hub_endpoint)
         ledger_path = Path(ledger) if ledger else default_path(config)
         allowed = allow_flags(allow_secret or [], config.repo)
-        with run_locks(config.staging_dir, ledger_path, wait=not no_wait, on_wait=console.print):
+        ids = [config.space_id(s.name) for s in specs]
+        with (
+            run_locks(config.staging_dir, ledger_path, wait=not no_wait, on_wait=console.print),
+            out.ProgressBoard(
+                console, ids, live=not json and console.is_terminal, title="release"
+            ) as progress,
+        ):
             book = Ledger.load(ledger_path, release_key(config))
             registry = PluginRegistry(get_plugin_manager())
             options = replace(options, allowed_secrets=allowed)
-            run = Release(config, resolution, hub, registry, book, options, lines(console)).run(
-                specs
+            release_run = Release(
+                config, resolution, hub, registry, book, options, lines(console), progress.update
             )
+            run = release_run.run(specs)
         if json:
             print(jsonlib.dumps(run.report, indent=2))
         else:

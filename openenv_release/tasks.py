@@ -212,7 +212,7 @@ def deploy(
         ids = [target or config.space_id(s.name) for s in specs]
         with (
             run_locks(config.staging_dir, ledger_path, wait=not no_wait, on_wait=console.print),
-            out.DeployBoard(console, ids, live=not json and console.is_terminal) as board,
+            out.ProgressBoard(console, ids, live=not json and console.is_terminal) as board,
         ):
             for space_id in ids:
                 board.update(space_id, "staging")

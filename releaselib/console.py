@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -130,22 +131,40 @@ def deploy_status(d: Deployed) -> str:
     return f"{'created, ' if d.created else ''}{what}"
 
 
-STATUS_STYLE = {"staging": "cyan", "staged": "cyan", "uploading": "yellow", "failed": "red"}
+STATUS_STYLE = {
+    "staging": "cyan",
+    "staged": "cyan",
+    "uploading": "yellow",
+    "failed": "red",
+    "BUILDING": "yellow",
+    "APP_STARTING": "yellow",
+    "probing": "cyan",
+    "FAIL": "red",
+    "INCONCLUSIVE": "yellow",
+    "BUILD_ERROR": "red",
+    "RUNTIME_ERROR": "red",
+}
 
 
-class DeployBoard:
-    """deploy's progress, one row per Space: staging, uploading N files / bytes, then the
-    commit or unchanged. A live table (like verify's) when ``live``; else each change is one
-    plain line on stderr, for logs and for runs whose stdout carries JSON."""
+class ProgressBoard:
+    """Progress of long work, one row per Space with how long it has been in its stage: a
+    live table when ``live``; else each change is one plain line on stderr (``<title>
+    <space>: <stage>``), for logs and for runs whose stdout carries JSON. ``deploy`` shows
+    staging, uploading N files / bytes, then the commit; ``release`` also the runtime stages
+    it waits through and the verdicts."""
 
-    def __init__(self, console: Console, space_ids: Sequence[str], *, live: bool) -> None:
+    def __init__(
+        self, console: Console, space_ids: Sequence[str], *, live: bool, title: str = "deploy"
+    ) -> None:
+        self.title = title
         self.status = dict.fromkeys(space_ids, "waiting")
+        self.since = dict.fromkeys(space_ids, time.monotonic())
         self.lock = threading.Lock()
         self.live = (
             Live(get_renderable=self.render, console=console, transient=True) if live else None
         )
 
-    def __enter__(self) -> DeployBoard:
+    def __enter__(self) -> ProgressBoard:
         if self.live is not None:
             self.live.start()
         return self
@@ -156,18 +175,23 @@ class DeployBoard:
 
     def update(self, space_id: str, text: str) -> None:
         with self.lock:
+            if self.status.get(space_id) == text:
+                return
             self.status[space_id] = text
+            self.since[space_id] = time.monotonic()
         if self.live is None:
-            print(f"deploy {space_id}: {text}", file=sys.stderr, flush=True)
+            print(f"{self.title} {space_id}: {text}", file=sys.stderr, flush=True)
 
     def render(self) -> Table:
-        table = Table(title="deploying", box=None)
-        table.add_column("space")
-        table.add_column("status")
+        table = Table(title=f"{self.title}ing" if self.title == "deploy" else self.title, box=None)
+        for column in ("space", "status", "for"):
+            table.add_column(column)
+        now = time.monotonic()
         with self.lock:
             for space_id, text in self.status.items():
                 style = STATUS_STYLE.get(text.split(" ")[0].rstrip(":"), "green")
-                table.add_row(space_id, f"[{style}]{escape(text)}[/]")
+                seconds = f"{now - self.since[space_id]:.0f} s"
+                table.add_row(space_id, f"[{style}]{escape(text)}[/]", seconds)
         return table
 
 

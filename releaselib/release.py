@@ -21,7 +21,7 @@ from typing import Any
 from releaselib import pin as pins
 from releaselib.collection import sync_collection
 from releaselib.config import RefResolution, ReleaseConfig
-from releaselib.deploy import Deployed, canonical_fence, deploy_one
+from releaselib.deploy import Deployed, Progress, canonical_fence, deploy_one
 from releaselib.errors import UsageError
 from releaselib.hub import Hub
 from releaselib.ledger import EnvEntry, Ledger
@@ -110,10 +110,14 @@ class Release:
         ledger: Ledger,
         options: ReleaseOptions,
         on_event: Event = lambda line: None,
+        on_progress: Progress | None = None,
     ) -> None:
+        """``on_event`` hears one line per decision; ``on_progress(space_id, stage)`` hears each
+        Space's uploads, runtime stages while waiting, probing and verdict (a live board)."""
         self.config, self.resolution, self.hub = config, resolution, hub
         self.registry, self.ledger, self.options = registry, ledger, options
         self.event = on_event
+        self.progress = on_progress
 
     def run(self, specs: Sequence[EnvSpec]) -> ReleaseRun:
         envs = [s.name for s in specs]
@@ -217,7 +221,11 @@ class Release:
         for s in staged:
             if s.env not in todo:
                 continue
-            d = deploy_one(self.hub, self.config, s, self.config.space_id(s.env), fence)
+            d = deploy_one(
+                self.hub, self.config, s, self.config.space_id(s.env), fence, self.progress
+            )
+            if self.progress is not None:
+                self.progress(d.space_id, d.error or f"deployed {(d.commit or 'unchanged')[:12]}")
             record_deploy(self.ledger, d)
             self.event(f"deployed {s.env}: {d.error or (d.commit or 'unchanged')}")
 
@@ -235,7 +243,7 @@ class Release:
             wait=self.options.wait,
             interval=self.options.interval,
             tls=self.options.tls,
-            on_update=lambda space_id, status: None,
+            on_update=self.progress or (lambda space_id, status: None),
         )
         for result in results:
             record_result(self.ledger, result)

@@ -67,8 +67,12 @@ def test_reruns_keep_the_briefing_and_the_board_true(
         assert code == 2 and "nothing to redo: the ledger has no verify records" in err
 
         # run 1: the Space answers 500 on /reset -> FAIL (Space evidence), pinned
-        code, out, _ = run(capsys, release)
+        code, out, err = run(capsys, release)
         assert code == 1 and out.count("briefing:") == 1
+        # not a terminal: the progress board is one plain line per change on stderr
+        progress = [line.split(": ", 1)[1] for line in err.splitlines() if line.startswith(f"release {CANONICAL}-0.2.2: ")]
+        assert progress[0].startswith("uploading ") and progress[-1].startswith("FAIL"), progress
+        assert "probing" in progress and "RUNNING" not in progress[-1]
         text, report = briefing(staging)
         (entry,) = report["envs"]
         assert (entry["outcome"], entry["decision"]) == ("FAIL", "pinned")
