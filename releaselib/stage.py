@@ -154,7 +154,7 @@ def allow_flags(values: Iterable[str], repo: Path) -> tuple[AllowedSecret, ...]:
 def short(text: str, most: int = 80) -> str:
     """``text`` on one line (control characters escaped), cut in the middle when long."""
     shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return shown if len(shown) <= most else f"{shown[: most // 2 - 5]}…{shown[-(most // 2):]}"
+    return shown if len(shown) <= most else f"{shown[: most // 2 - 5]}…{shown[-(most // 2) :]}"
 
 
 def resolved(link: Path, root: Path) -> Path:
@@ -431,13 +431,16 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
     source_rel = spec.dockerfile.relative_to(spec.path).as_posix()
     text = read_text(stage_dir / source_rel, stage_dir)
     original = Dockerfile.parse(text, f"envs/{spec.name}/{source_rel}")  # errors name the file
-    for file in staged_requirement_files(original, spec, stage_dir):
+    files = staged_requirement_files(original, spec, stage_dir)
+    constraints = gitdeps.constraint_only(original, stage_dir, files)
+    for file in files:
         if file.suffix == ".toml":
             changes += rewrite_file(file, stage_dir, lambda t, p: pinned_pyproject(t, p, **pin))
         else:
-            changes += rewrite_file(
-                file, stage_dir, lambda t, p: deps.rewrite_requirements_txt(t, path=p, **pin)
+            rewrite = functools.partial(
+                deps.rewrite_requirements_txt, constraints=file in constraints, **pin
             )
+            changes += rewrite_file(file, stage_dir, lambda t, p: rewrite(text=t, path=p))
     new, dockerfile_changes = rewrite_for_space(  # change lines are lines of the staged file
         text, path="Dockerfile", base_image=config.base_image, context=stage_dir, **pin
     )

@@ -43,9 +43,15 @@ REMEDY = "fix the file in the checkout"
 # Either org, with or without .git, an optional @ref and an optional #egg= fragment.
 OPENENV_URL = re.compile(
     r"git\+https://github\.com/(?:huggingface|meta-pytorch)/openenv(?:\.git)?"
-    r"(?:@(?P<ref>[^#@\s]+))?(?:#egg=[\w.\[\],-]+)?",
+    r"(?:@(?P<ref>[^#@\s;]+))?(?:#[^\s;]*)?",
     re.IGNORECASE,
 )
+# A wheel or sdist of an OpenEnv distribution: a PyPI URL, a file URL or a local path.
+OPENENV_ARCHIVE = re.compile(
+    r"(?:[^\s;]*/)?openenv(?:[_-]core)?-\d[^/\s;]*\.(?:whl|tar\.gz|zip)(?:#[^\s;]*)?",
+    re.IGNORECASE,
+)
+_EDITABLE = re.compile(r"(?:-e|--editable)(?:\s*=\s*|\s+)(?P<value>\S.*)")
 MOVING_REFS = frozenset({None, "main", "master"})
 _LOOSE_OPERATORS = frozenset({">=", ">", "!="})
 _LEADING_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:$|[\[;@<>=!~(\s])")
@@ -135,41 +141,91 @@ def rewrite_pyproject(text: str, *, path: str, dist: str, ref: str) -> tuple[str
 
 
 def rewrite_requirements_txt(
-    text: str, *, path: str, dist: str, ref: str
+    text: str, *, path: str, dist: str, ref: str, constraints: bool = False
 ) -> tuple[str, list[Change]]:
-    """Pin OpenEnv lines of a requirements file; comments, options and line endings stay."""
+    """Pin OpenEnv lines of a requirements file; comments, options and line endings stay.
+
+    Lines continued with a backslash are read joined, as pip reads them; a rewritten one
+    becomes a single line without its ``--hash`` options. An editable OpenEnv git URL
+    (``-e git+...``) becomes the pinned, non-editable requirement. In a constraints file
+    (``constraints=True``, a file read only through ``-c``) an OpenEnv line is removed: pip
+    refuses URLs and extras in constraints, and the requirement itself is pinned.
+    """
     lines = text.split("\n")
+    out: list[str] = []
     changes: list[Change] = []
-    for number, line in enumerate(lines, start=1):
-        start, end = _requirement_span(line)
-        spec = line[start:end]
+    for number, group, joined in _logical_lines(lines):
+        start, end = _requirement_span(joined)
+        spec = joined[start:end]
+        editable = _EDITABLE.fullmatch(spec)
+        if editable is not None:
+            spec = editable.group("value")
         if not spec or spec.startswith("-"):
+            out += group
             continue
         new = _rewrite_at(spec, path, number, dist=dist, ref=ref)
-        if new is not None:
-            rest = _HASH_OPTION.sub("", line[end:])
-            lines[number - 1] = line[:start] + new + rest
-            why = why_pinned(spec, ref)
-            if rest != line[end:]:
-                why += "; its --hash options (for a PyPI file) dropped"
-            changes.append(Change(path, number, spec, new, why))
-    return "\n".join(lines), changes
+        if new is None:
+            out += group
+            continue
+        before = joined[start:end]
+        ending = "\r" if group[-1].endswith("\r") else ""
+        if constraints:
+            changes.append(Change(path, number, before, "", CONSTRAINT_DROPPED))
+            continue
+        rest = joined[end:].rstrip("\r")
+        kept = _HASH_OPTION.sub("", rest)
+        out.append(joined[:start] + new + kept.rstrip() + ending)
+        why = why_pinned(spec, ref)
+        if editable is not None:
+            why += "; installed non-editable"
+        if kept != rest:
+            why += "; its --hash options (for a PyPI file) dropped"
+        changes.append(Change(path, number, before, new, why))
+    return "\n".join(out), changes
 
 
-def included_files(text: str) -> list[str]:
-    """The files a requirements text reads through ``-r``/``-c`` (and the long forms)."""
+CONSTRAINT_DROPPED = "constraint dropped; the requirement is pinned to the ref"
+
+
+def _logical_lines(lines: list[str]) -> Iterator[tuple[int, list[str], str]]:
+    """(first line number, physical lines, joined text) of each line pip reads: a line ending
+    in a backslash continues on the next, without the backslash, as pip joins them."""
+    group: list[str] = []
+    first = 1
+    for number, line in enumerate(lines, start=1):
+        body = line.rstrip("\r")
+        if not group:
+            first = number
+        group.append(line)
+        if not (body.endswith("\\") and not body.lstrip().startswith("#")) or number == len(lines):
+            joined = "".join(g.rstrip("\r")[:-1] for g in group[:-1]) + group[-1]
+            yield first, group, joined
+            group = []
+
+
+def includes(text: str) -> list[tuple[str, str]]:
+    """(option, file) for each file a requirements text reads: option is ``-r`` or ``-c``."""
     found = []
     for line in text.splitlines():
         words = re.split(r"(?:^|\s)#", line, maxsplit=1)[0].split()
         for i, word in enumerate(words):
             name, eq, value = word.partition("=")
             if name in _INCLUDE_OPTIONS and eq:
-                found.append(value)
+                found.append((_short(name), value))
             elif word in _INCLUDE_OPTIONS and i + 1 < len(words):
-                found.append(words[i + 1])
+                found.append((_short(word), words[i + 1]))
             elif word.startswith(("-r", "-c")) and len(word) > 2 and word[2] != "-":
-                found.append(word[2:])
+                found.append((word[:2], word[2:]))
     return found
+
+
+def _short(option: str) -> str:
+    return "-c" if option in ("-c", "--constraint") else "-r"
+
+
+def included_files(text: str) -> list[str]:
+    """The files a requirements text reads through ``-r``/``-c`` (and the long forms)."""
+    return [file for _, file in includes(text)]
 
 
 def rewrite_shell_command(
@@ -182,15 +238,18 @@ def rewrite_shell_command(
     pieces: list[str] = []
     changes: list[Change] = []
     done = 0
-    for match in _install_arguments(command):
-        value = _unquote(match.group())
-        word_line = line + command.count("\n", 0, match.start())
+    for start, match, value in _install_arguments(command):
+        word_line = line + command.count("\n", 0, start)
         new = _rewrite_at(value, path, word_line, dist=dist, ref=ref)
         if new is None:
             continue
-        pieces += [command[done : match.start()], _shell_quote(new, match.group()[0])]
+        pieces += [command[done:start], _shell_quote(new, match.group()[0])]
         done = match.end()
-        changes.append(Change(path, word_line, value, new, why_pinned(value, ref)))
+        why, before = why_pinned(value, ref), value
+        if start != match.start() or _EDITABLE.fullmatch(_unquote(match.group())):
+            why += "; installed non-editable"
+            before = " ".join(_unquote(w) for w in command[start : match.end()].split())
+        changes.append(Change(path, word_line, before, new, why))
     return "".join([*pieces, command[done:]]), changes
 
 
@@ -210,8 +269,13 @@ def _bare_openenv_url(spec: str) -> tuple[str | None, str | None] | None:
     url, _, marker = spec.partition(";")
     match = OPENENV_URL.fullmatch(url.strip())
     if match is None:
-        return None
+        return (None, marker.strip() or None) if _is_archive(url) else None
     return match.group("ref"), marker.strip() or None
+
+
+def _is_archive(url: str) -> bool:
+    """True if ``url`` is a wheel or sdist of an OpenEnv distribution (a path or any URL)."""
+    return OPENENV_ARCHIVE.fullmatch(url.strip().removeprefix("file://")) is not None
 
 
 def parse_requirement(spec: str) -> Requirement | None:
@@ -254,6 +318,9 @@ def why_pinned(before: str, ref: str, *, tool_pin: bool = False) -> str:
         return f"a pin openenv-release wrote after a failed release; the Space runs {ref}"
     bare = _bare_openenv_url(before)
     url = OPENENV_URL.search(before) if bare is not None else None
+    if bare is not None and url is None:
+        archive = before.partition(";")[0].strip()
+        return f"an OpenEnv release archive ({archive}) is PyPI's code; pinned to {ref}"
     if bare is None:
         req = Requirement(before)
         if req.url is not None:
@@ -433,8 +500,9 @@ def simple_commands(command: str) -> Iterator[list[str]]:
         yield segment
 
 
-def _install_arguments(command: str) -> Iterator[re.Match[str]]:
-    """The words given as packages to ``pip install`` in ``command``, one command at a time."""
+def _install_arguments(command: str) -> Iterator[tuple[int, re.Match[str], str]]:
+    """(start, last word, requirement) for each package given to ``pip install`` in
+    ``command``; an editable OpenEnv URL starts at its ``-e``, so the option goes with it."""
     segment: list[re.Match[str]] = []
     for token in _SHELL_TOKEN.finditer(command):
         if token.lastgroup == "word":
@@ -445,7 +513,7 @@ def _install_arguments(command: str) -> Iterator[re.Match[str]]:
     yield from _packages(segment)
 
 
-def _packages(words: list[re.Match[str]]) -> Iterator[re.Match[str]]:
+def _packages(words: list[re.Match[str]]) -> Iterator[tuple[int, re.Match[str], str]]:
     """Package arguments of one simple command, if it is a pip install."""
     values = [_unquote(w.group()) for w in words]
     if "install" not in values:
@@ -453,11 +521,16 @@ def _packages(words: list[re.Match[str]]) -> Iterator[re.Match[str]]:
     at = values.index("install")
     if not any(_PIP.fullmatch(v) for v in values[:at]):
         return
-    skip_next = False
+    option, previous = "", words[at]
     for word, value in zip(words[at + 1 :], values[at + 1 :], strict=True):
-        if not skip_next and not value.startswith("-"):
-            yield word
-        skip_next = value in _OPTIONS_WITH_VALUE
+        editable = _EDITABLE.fullmatch(value)
+        if option in ("-e", "--editable") and _bare_openenv_url(value) is not None:
+            yield previous.start(), word, value
+        elif editable is not None and _bare_openenv_url(editable.group("value")) is not None:
+            yield word.start(), word, editable.group("value")
+        elif option not in _OPTIONS_WITH_VALUE and not value.startswith("-"):
+            yield word.start(), word, value
+        option, previous = value, word
 
 
 def _unquote(word: str) -> str:

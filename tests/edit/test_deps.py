@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from releaselib.edit.deps import (
+    CONSTRAINT_DROPPED,
     OPENENV_DISTS,
     find_openenv_requirements,
     pinned_requirement,
@@ -295,6 +296,22 @@ def test_rewrite_requirements_txt_unparseable_openenv_line_names_line() -> None:
         rewrite_requirements_txt("x\nopenenv>=${V}\n", path="r.txt", dist="openenv", ref=REF)
 
 
+def test_rewrite_requirements_txt_continued_editable_and_archive_golden() -> None:
+    text = (GOLDEN / "requirements_hashed.txt").read_text()
+    new, changes = rewrite_requirements_txt(text, path="requirements.txt", dist="openenv", ref=REF)
+    check_golden("requirements_hashed.txt", new, changes)
+    assert "--hash=sha256:1111" not in new and "--hash=sha256:3333" in new
+
+
+def test_rewrite_requirements_txt_drops_openenv_from_a_constraints_file() -> None:
+    text = "fastapi==0.110.0\nopenenv-core==0.2.1  # pinned\nuvicorn\n"
+    new, changes = rewrite_requirements_txt(
+        text, path="c.txt", dist="openenv", ref=REF, constraints=True
+    )
+    assert new == "fastapi==0.110.0\nuvicorn\n"
+    assert changes == [Change("c.txt", 2, "openenv-core==0.2.1", "", CONSTRAINT_DROPPED)]
+
+
 # rewrite_shell_command
 
 
@@ -340,11 +357,25 @@ def test_rewrite_shell_command_pins(command: str, expected: str) -> None:
 @pytest.mark.parametrize(
     "command",
     [
+        "pip install -e git+https://github.com/huggingface/OpenEnv.git@v0.1.0#egg=openenv-core",
+        "pip install --editable=git+https://github.com/meta-pytorch/OpenEnv@v0.1.0#egg=openenv",
+        "pip install 'git+https://github.com/huggingface/OpenEnv.git@v0.1.0#subdirectory=src'",
+        "pip install https://files.pythonhosted.org/p/openenv_core-0.2.1-py3-none-any.whl",
+    ],
+)
+def test_rewrite_shell_command_pins_editable_subdirectory_and_archives(command: str) -> None:
+    new, changes = rewrite_shell_command(command, path="D", line=1, dist="openenv", ref=REF)
+    assert new.replace("'", '"') == f'pip install "{PINNED}"'
+    assert [c.before for c in changes] == [command.removeprefix("pip install ").strip("'")]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
         "pip install --no-cache-dir -e .",
         "pip install -r requirements.txt fastapi 'uvicorn>=0.24'",
         "echo openenv>=0.2 && apt-get install -y openenv",
         f"pip install '{PINNED}'",
-        "pip install -e git+https://github.com/huggingface/OpenEnv.git#egg=openenv",
         "uv sync --frozen  # then pip install openenv>=0.2",
     ],
 )
