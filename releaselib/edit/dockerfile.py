@@ -403,7 +403,7 @@ class _Rewrite:
         while found is not None:
             stage, instr, need = found
             text = gitdeps.install_git(self.df, stage, instr)
-            why = f"stage {stage.name or stage.index} installs {need} but its base has no git"
+            why = f"stage {stage.name or stage.index} installs {need} but has no git there"
             self.edit(Edit(instr.start_line, instr.start_line - 1, text), "", why)
             found = next(gitdeps.missing_git(self.df, context), None)
 

@@ -64,6 +64,49 @@ CASES: dict[str, dict[str, str]] = {
         "envs/demo/pyproject.toml": PYPROJECT,
     },
 }
+# Installs the reading cannot follow to a file fall back to "the tree names a git+ requirement".
+REQS = {"requirements.txt": f"{PIN}\n", "server/pyproject.toml": PYPROJECT}
+SLIM_APP = "FROM python:3.11-slim\nWORKDIR /app\nCOPY . /app\n"
+CASES |= {
+    "bind_mount_requirements": {
+        "Dockerfile": SLIM_APP + "RUN --mount=type=bind,source=requirements.txt,"
+        "target=/tmp/requirements.txt pip install -r /tmp/requirements.txt\n",
+        **REQS,
+    },
+    "heredoc_run": {
+        "Dockerfile": SLIM_APP + "RUN <<EOT\nset -e\npip install -r requirements.txt\nEOT\n",
+        **REQS,
+    },
+    "python_m_uv_sync": {
+        "Dockerfile": SLIM_APP + "RUN python -m uv sync\n",
+        "pyproject.toml": PYPROJECT,
+    },
+    "uv_global_option_sync": {
+        "Dockerfile": SLIM_APP + "RUN uv --no-cache --directory server sync\n",
+        **REQS,
+    },
+    "uv_pip_sync": {"Dockerfile": SLIM_APP + "RUN uv pip sync requirements.txt\n", **REQS},
+    "env_variable_requirements": {
+        "Dockerfile": SLIM_APP + "ENV REQ=requirements.txt\nRUN pip install -r ${REQ}\n",
+        **REQS,
+    },
+    "pip_install_parent_path": {
+        "Dockerfile": SLIM_APP + "RUN pip install server/../\n",
+        "pyproject.toml": PYPROJECT,
+    },
+    "apk_virtual_removed": {
+        "Dockerfile": "FROM python:3.12-alpine\nWORKDIR /app\nCOPY . /app\n"
+        "RUN apk add --virtual .build-deps gcc git && pip install -r requirements.txt "
+        "&& apk del .build-deps\nRUN pip install -r requirements.txt\n",
+        **REQS,
+    },
+    "apt_purge_removed": {
+        "Dockerfile": SLIM_APP + "RUN apt-get update && apt-get install -y git "
+        "&& pip install -r requirements.txt && apt-get purge -y git\n"
+        "RUN pip install ./server\n",
+        **REQS,
+    },
+}
 UNCHANGED: dict[str, dict[str, str]] = {
     "git_installed_first": {
         "Dockerfile": (
