@@ -20,6 +20,7 @@ code than the one the release verifies. Decisions:
 
 from __future__ import annotations
 
+import configparser
 import re
 import shlex
 from collections import Counter
@@ -137,7 +138,25 @@ def rewrite_pyproject(text: str, *, path: str, dist: str, ref: str) -> tuple[str
                 why = why_pinned(spec, ref, tool_pin=spec in written)
                 changes.append(Change(path, line, spec, new, why))
     changes += _pin_sources(doc, text, path, ref)
+    changes += _drop_constraints(doc, text, path, ref)
+    changes += _pin_poetry(doc, text, path, ref)
     return (tomlkit.dumps(doc) if changes else text), changes
+
+
+def setup_requirement(path: str, text: str) -> str | None:
+    """The OpenEnv requirement a ``setup.py``/``setup.cfg`` names, if any: staging does not edit
+    Python code, so such an env cannot be pinned and fails."""
+    if path.endswith("setup.cfg"):
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(text)
+        except configparser.Error:
+            return None
+        lines = parser.get("options", "install_requires", fallback="").splitlines()
+    else:
+        listed = re.split(r"[\])]", text.partition("install_requires")[2], maxsplit=1)[0]
+        lines = re.findall(r"""["']([^"'\n]+)["']""", listed)
+    return next((line.strip() for line in lines if _names_openenv(line.strip())), None)
 
 
 def rewrite_requirements_txt(
@@ -386,12 +405,68 @@ def is_self(spec: str, own: str | None) -> bool:
 
 
 def requirement_arrays(doc: Any) -> Iterator[Array]:
-    """project.dependencies, each optional-dependencies list and each dependency group."""
+    """project.dependencies, each optional-dependencies list, each dependency group and uv's
+    ``dev-dependencies`` and ``override-dependencies``."""
     project = doc.get("project", {})
+    uv = _uv_table(doc)
     candidates = [project.get("dependencies")]
     candidates += project.get("optional-dependencies", {}).values()
     candidates += doc.get("dependency-groups", {}).values()
+    candidates += [uv.get("dev-dependencies"), uv.get("override-dependencies")]
     yield from (array for array in candidates if isinstance(array, Array))
+
+
+def _uv_table(doc: Any) -> Any:
+    tool = doc.get("tool", {})
+    uv = tool.get("uv", {}) if isinstance(tool, dict) else {}
+    return uv if isinstance(uv, dict) else {}
+
+
+def _drop_constraints(doc: Any, text: str, path: str, ref: str) -> list[Change]:
+    """Remove OpenEnv entries of ``[tool.uv] constraint-dependencies``: the requirement itself
+    is pinned to ``ref``, and a constraint at a PyPI version would contradict it."""
+    array = _uv_table(doc).get("constraint-dependencies")
+    if not isinstance(array, Array):
+        return []
+    changes = []
+    for index in reversed(range(len(array))):
+        spec = array[index]
+        if isinstance(spec, str) and _names_openenv(spec):
+            changes.append(Change(path, line_of(text, spec, 1), str(spec), "", CONSTRAINT_DROPPED))
+            del array[index]
+    return changes[::-1]
+
+
+def _pin_poetry(doc: Any, text: str, path: str, ref: str) -> list[Change]:
+    """Point OpenEnv entries of ``[tool.poetry.dependencies]`` (and poetry groups) at ``ref``."""
+    poetry = doc.get("tool", {}).get("poetry", {})
+    if not isinstance(poetry, dict):
+        return []
+    tables = [poetry.get("dependencies")]
+    tables += [
+        g.get("dependencies") for g in poetry.get("group", {}).values() if isinstance(g, dict)
+    ]
+    target = {"git": OPENENV_GIT.removeprefix("git+"), "rev": ref}
+    changes = []
+    for table in (t for t in tables if isinstance(t, dict)):
+        for key in [k for k in table if canonicalize_name(k) in OPENENV_DISTS]:
+            value = table[key]
+            current = (
+                {k: v for k, v in value.items() if k in ("git", "rev")}
+                if isinstance(value, dict)
+                else {}
+            )
+            if current == target:
+                continue
+            before = f"{key} = {value.as_string().strip()}"
+            extras = list(value.get("extras", [])) if isinstance(value, dict) else []
+            entry = tomlkit.inline_table()
+            entry.update({**target, "extras": ["core", *(e for e in extras if e != "core")]})
+            table[key] = entry
+            after = f"{key} = {entry.as_string().strip()}"
+            why = f"a poetry dependency would install a PyPI release; pinned to {ref}"
+            changes.append(Change(path, _source_line(text, key), before, after, why))
+    return changes
 
 
 def string_like(item: String, new: str) -> String:

@@ -384,6 +384,12 @@ def pyproject_git_requirement(pyproject: Path) -> str | None:
         requirements += values
     for values in data.get("dependency-groups", {}).values():
         requirements += values
+    uv = data.get("tool", {}).get("uv", {})
+    requirements += uv.get("dev-dependencies", []) + uv.get("override-dependencies", [])
+    poetry = data.get("tool", {}).get("poetry", {}).get("dependencies", {})
+    for name, entry in poetry.items():
+        if isinstance(entry, dict) and "git" in entry:
+            return f"poetry dependency {name} (git)"
     for requirement in requirements:
         if isinstance(requirement, str) and _GIT_URL.search(requirement):
             return f"dependency {requirement!r}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from releaselib.edit.deps import (
     rewrite_requirement,
     rewrite_requirements_txt,
     rewrite_shell_command,
+    setup_requirement,
     why_pinned,
 )
 from releaselib.errors import StageError
@@ -417,3 +419,57 @@ def test_rewrite_shell_command_unparseable_openenv_spec_is_an_error() -> None:
             dist="openenv",
             ref=REF,
         )
+
+
+def test_rewrite_pyproject_uv_override_dev_and_constraint_dependencies() -> None:
+    text = (
+        '[project]\nname = "demo"\nversion = "0"\n\n[tool.uv]\n'
+        'override-dependencies = ["openenv-core>=0.2"]\n'
+        'dev-dependencies = ["pytest", "openenv[cli]"]\n'
+        'constraint-dependencies = ["fastapi<1", "openenv-core==0.2.1"]\n'
+    )
+    new, changes = rewrite_pyproject(text, path="pyproject.toml", dist="openenv", ref=REF)
+    uv = tomllib.loads(new)["tool"]["uv"]
+    assert uv["override-dependencies"] == [PINNED]
+    assert uv["dev-dependencies"] == ["pytest", f"openenv[core,cli] @ {PINNED.split(' @ ')[1]}"]
+    assert uv["constraint-dependencies"] == ["fastapi<1"]
+    assert Change("pyproject.toml", 8, "openenv-core==0.2.1", "", CONSTRAINT_DROPPED) in changes
+
+
+def test_rewrite_pyproject_poetry_dependency_becomes_a_git_dependency_at_the_ref() -> None:
+    text = (
+        '[tool.poetry.dependencies]\npython = "^3.11"\nopenenv-core = "^0.2.0"\n\n'
+        '[tool.poetry.group.dev.dependencies]\nopenenv = {version = "*", extras = ["cli"]}\n'
+    )
+    new, changes = rewrite_pyproject(text, path="pyproject.toml", dist="openenv", ref=REF)
+    poetry = tomllib.loads(new)["tool"]["poetry"]
+    git = "https://github.com/huggingface/OpenEnv.git"
+    assert poetry["dependencies"]["openenv-core"] == {"git": git, "rev": REF, "extras": ["core"]}
+    assert poetry["group"]["dev"]["dependencies"]["openenv"]["extras"] == ["core", "cli"]
+    assert [c.before for c in changes] == [
+        'openenv-core = "^0.2.0"',
+        'openenv = {version = "*", extras = ["cli"]}',
+    ]
+    assert rewrite_pyproject(new, path="pyproject.toml", dist="openenv", ref=REF)[1] == []
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "named"),
+    [
+        (
+            "setup.py",
+            'setup(name="x", install_requires=["fastapi", "openenv-core>=0.2"])',
+            "openenv-core>=0.2",
+        ),
+        (
+            "setup.cfg",
+            "[options]\ninstall_requires =\n    fastapi\n    openenv[core]\n",
+            "openenv[core]",
+        ),
+        ("setup.py", 'setup(name="x", install_requires=["fastapi"], url="openenv")', None),
+    ],
+)
+def test_setup_requirement_finds_openenv_in_install_requires(
+    name: str, text: str, named: str | None
+) -> None:
+    assert setup_requirement(name, text) == named
