@@ -193,8 +193,10 @@ def rewrite_requirements_txt(
             continue
         rest = joined[end:].rstrip("\r")
         kept = _HASH_OPTION.sub("", rest)
+        mark = _PIN_MARK.search(kept)
+        kept = kept[: mark.start()] if mark else kept
         out.append(joined[:start] + new + kept.rstrip() + ending)
-        why = why_pinned(spec, ref)
+        why = why_pinned(spec, ref, tool_pin=mark is not None)
         if editable is not None:
             why += "; installed non-editable"
         if kept != rest:
@@ -203,6 +205,8 @@ def rewrite_requirements_txt(
     return "\n".join(out), changes
 
 
+#: The comment ``pin`` puts after a requirements-file line it pinned.
+_PIN_MARK = re.compile(r"\s*# openenv-release pin \(was .+\)\s*$")
 CONSTRAINT_DROPPED = "constraint dropped; the requirement is pinned to the ref"
 
 

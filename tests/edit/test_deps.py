@@ -473,3 +473,10 @@ def test_setup_requirement_finds_openenv_in_install_requires(
     name: str, text: str, named: str | None
 ) -> None:
     assert setup_requirement(name, text) == named
+
+
+def test_staging_names_and_unmarks_a_requirements_pin_the_tool_wrote() -> None:
+    text = "openenv>=0.2.0,<0.2.2  # the env  # openenv-release pin (was openenv>=0.2.0)\n"
+    new, [change] = rewrite_requirements_txt(text, path="r.txt", dist="openenv", ref=REF)
+    assert new == f"{PINNED}  # the env\n"
+    assert "a pin openenv-release wrote" in change.why
