@@ -2,9 +2,10 @@
 
 This is the only step that writes to the checkout. It edits ``envs/<env>/pyproject.toml``
 (and the env's requirements files) through tomlkit, so only the OpenEnv requirement strings
-change; comments, quoting, layout and line endings stay byte for byte. Every OpenEnv requirement (``openenv`` or ``openenv-core``,
-any extras, markers kept as written) in ``project.dependencies``, each optional-dependencies
-list and each dependency group is rewritten. Decisions:
+change; comments, quoting, layout and line endings stay byte for byte. Every OpenEnv
+requirement (``openenv`` or ``openenv-core``, any extras, markers kept as written) in
+``project.dependencies``, each optional-dependencies list and each dependency group is
+rewritten. Decisions:
 
 - Pinning adds ``<V`` (V normalised by packaging: ``v0.2.2`` -> ``0.2.2``); every clause stays
   (``>=0.2.0`` -> ``>=0.2.0,<0.2.2``; ``<0.3`` stays, so lifting gives it back). A requirement
