@@ -32,6 +32,18 @@ APT_GIT = (
     "&& rm -rf /var/lib/apt/lists/*"
 )
 APK_GIT = "RUN apk add --no-cache git"
+INSTALLS = {
+    "apt": APT_GIT,
+    "apk": APK_GIT,
+    "microdnf": "RUN microdnf install -y git && microdnf clean all",
+    "dnf": "RUN dnf install -y git && dnf clean all",
+    "yum": "RUN yum install -y git && yum clean all",
+}
+_RPM_IMAGE = re.compile(r"ubi\d*|fedora|centos|rockylinux|almalinux|amazonlinux|redhat|oraclelinux")
+_DEBIAN_IMAGES = frozenset(
+    {"debian", "ubuntu", "python", "buildpack-deps", "node", "pytorch", "cuda", "golang", "rust"}
+)
+_DEBIAN_TAG = re.compile(r"bookworm|bullseye|buster|trixie|jammy|focal|noble|ubuntu|debian|slim")
 GIT_REMOVE = re.compile(
     r"\b(?:(?:apt-get|apt|yum|dnf|microdnf)\b[^;&|]*?\b(?:remove|purge|erase)|apk\s+del)\b"
     r"[^;&|]*?(?<![\w.+-])git(?![\w.+-])"
@@ -93,14 +105,39 @@ def removes_git(text: str) -> bool:
     return False
 
 
-def install_git(df: Dockerfile, stage: Stage, instr: Instruction) -> str:
-    """The lines that install git in ``stage`` before ``instr``: apk on Alpine, else apt-get;
-    as root, returning to the stage's user after."""
-    command = APK_GIT if "alpine" in root_image(df, stage).lower() else APT_GIT
+def install_git(df: Dockerfile, stage: Stage, instr: Instruction) -> str | None:
+    """The lines that install git in ``stage`` before ``instr`` with the package manager of its
+    base image's family, as root, returning to the stage's user after; None when the family is
+    unknown (the ``git-for-git-deps`` check then names the stage)."""
+    command = INSTALLS.get(image_family(root_image(df, stage)) or "")
+    if command is None:
+        return None
     user = user_at(df, stage, instr)
     if user is None or user in _ROOT_USERS:
         return f"{COMMENT}\n{command}"
     return f"{COMMENT}\nUSER root\n{command}\nUSER {user}"
+
+
+def image_family(image: str) -> str | None:
+    """The package manager of an image's distribution, from its name and tag: ``apk`` (Alpine),
+    ``apt`` (Debian, Ubuntu and images known to build on them), ``microdnf``/``dnf``/``yum``
+    (UBI, Fedora, CentOS, Rocky, Alma, Amazon Linux); None when it cannot tell."""
+    repo, _, tag = image.lower().partition("@")[0].rpartition(":")
+    if not repo or "/" in tag:  # no tag: the whole reference is the repository
+        repo, tag = image.lower().partition("@")[0], ""
+    name = repo.rsplit("/", 1)[-1]
+    if "alpine" in name or "alpine" in tag:
+        return "apk"
+    if _RPM_IMAGE.search(repo):
+        if "minimal" in repo:
+            return "microdnf"
+        old = ("amazonlinux" in repo and tag.startswith("2") and not tag.startswith("2023")) or (
+            "centos" in repo and tag.startswith("7")
+        )
+        return "yum" if old else "dnf"
+    if name in _DEBIAN_IMAGES or "openenv" in repo or "envtorch" in repo or _DEBIAN_TAG.search(tag):
+        return "apt"
+    return None
 
 
 def root_image(df: Dockerfile, stage: Stage) -> str:

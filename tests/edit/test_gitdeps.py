@@ -181,3 +181,36 @@ def test_without_a_context_no_git_is_added() -> None:
         ref="v0.2.2",
     )
     assert "apt-get" not in text and not [c for c in changes if "no git" in c.why]
+
+
+@pytest.mark.parametrize(
+    ("image", "command"),
+    [
+        ("registry.access.redhat.com/ubi9/ubi-minimal:9.4", "microdnf install -y git"),
+        ("fedora:40", "dnf install -y git"),
+        ("rockylinux:9", "dnf install -y git"),
+        ("amazonlinux:2", "yum install -y git"),
+        ("python:3.12-alpine3.20", "apk add --no-cache git"),
+        ("mcr.microsoft.com/playwright/python:v1.44.0-jammy", "apt-get install"),
+    ],
+)
+def test_git_is_installed_with_the_base_image_familys_package_manager(
+    tmp_path: Path, image: str, command: str
+) -> None:
+    write(tmp_path, {"Dockerfile": f"FROM {image}\nRUN pip install '{PIN}'\n"})
+    text, _ = rewrite(tmp_path)
+    assert command in text
+    (tmp_path / "Dockerfile").write_text(text)
+    assert list(check_git(tmp_path)) == []
+
+
+def test_an_unknown_image_family_gets_no_guess_and_the_check_names_the_stage(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path, {"Dockerfile": f"FROM example.com/mystery:1 AS app\nRUN pip install '{PIN}'\n"})
+    text, changes = rewrite(tmp_path)
+    assert "git" not in text.split("RUN pip")[0] and not [c for c in changes if "no git" in c.why]
+    (tmp_path / "Dockerfile").write_text(text)
+    [finding] = check_git(tmp_path)
+    assert "stage app" in finding.message and "example.com/mystery:1" in finding.message
+    assert finding.remedy == "install git in your Dockerfile before that RUN"
