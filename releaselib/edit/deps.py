@@ -14,6 +14,12 @@ code than the one the release verifies. Decisions:
   comments stay where they were (requirements files, TOML arrays).
 - ``[tool.uv.sources]`` entries for OpenEnv (uv prefers them over the requirement) become a git
   source at the ref: a git source at another rev is re-pointed, a path source replaced.
+- Editable OpenEnv git URLs (``-e git+...``) are installed non-editable at the ref; an
+  OpenEnv wheel or sdist (a PyPI URL, a local path) is code from PyPI and pinned too.
+- Constraints take no URL or extras: an OpenEnv line of a file read only through ``-c``, and
+  an OpenEnv entry of ``[tool.uv] constraint-dependencies``, is removed (recorded).
+- Poetry dependencies on OpenEnv become ``{git, rev, extras}`` tables; a ``setup.py`` or
+  ``setup.cfg`` naming OpenEnv is reported by :func:`setup_requirement` (Python is not edited).
 - A project's references to itself (the root ``all = ["openenv[core]", ...]``) are not
   dependencies and are never touched.
 """
