@@ -7,8 +7,9 @@ nested ``-r``/``-c``), or in the pyproject of a project it installs (``uv sync``
 ``pip install ./path``). Files are found in the staged tree by following the stage's COPYs back
 from the RUN's working directory (ENV/ARG expanded); an install that cannot be followed to a
 file (a bind mount, a variable) needs git when the tree names any git+ requirement, and a RUN
-that removes git leaves the RUNs after it without. The staging rewrite (``rewrite_for_space`` with a context)
-and the ``git-for-git-deps`` check both use :func:`missing_git`, so the check proves the fix.
+that removes git leaves the RUNs after it without. The staging rewrite (``rewrite_for_space``
+with a context) and the ``git-for-git-deps`` check both use :func:`missing_git`, so the check
+proves the fix.
 """
 
 from __future__ import annotations
