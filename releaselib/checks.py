@@ -88,13 +88,20 @@ def check_git(stage_dir: Path) -> Iterator[Finding]:
     """Each stage that installs a git+ requirement (directly, through ``-r``/``-c`` files or a
     pyproject) has git before it; staging installs it, so a finding is a staging bug."""
     df = _parsed(stage_dir)
-    for stage, instr, need in gitdeps.missing_git(df, stage_dir) if df is not None else ():
+    if df is None:
+        return
+    for stage, instr, need in gitdeps.missing_git(df, stage_dir):
+        image = gitdeps.root_image(df, stage)
+        known = gitdeps.image_family(image) is not None
         yield Finding(
             "git-for-git-deps",
             DOCKERFILE,
             instr.start_line,
-            f"stage {stage.name or stage.index} installs {need} but has no git",
-            f"install git earlier in the stage: {gitdeps.APT_GIT}",
+            f"stage {stage.name or stage.index} installs {need} but has no git"
+            + ("" if known else f" (staging cannot tell the package manager of {image})"),
+            "install git in your Dockerfile before that RUN"
+            if not known
+            else f"install git earlier in the stage: {gitdeps.APT_GIT}",
         )
 
 

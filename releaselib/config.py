@@ -22,10 +22,13 @@ SHA_RE = re.compile(r"^[0-9a-fA-F]{7,64}$")
 
 def check_version(version: str) -> str:
     """Return ``version`` if it is a plausible release version, else raise UsageError."""
-    if not VERSION_RE.match(version):
+    if not VERSION_RE.match(version) or not (
+        any(c.isdigit() for c in version) or version in ("main", "master")
+    ):
         raise UsageError(
             f"--version {version!r} is not a version",
-            remedy="use something like 0.2.2 or v0.3.0 (letters, digits, '.', '-', '+')",
+            remedy="use something like 0.2.2 or v0.3.0 (letters, digits, '.', '-', '+'; "
+            "a digit, or the branch main or master)",
         )
     return version
 

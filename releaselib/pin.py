@@ -1,10 +1,11 @@
 """Pin failed envs below the release in the OpenEnv checkout, and lift pins of envs that pass.
 
 This is the only step that writes to the checkout. It edits ``envs/<env>/pyproject.toml``
-through tomlkit, so only the OpenEnv requirement strings change; comments, quoting, layout and
-line endings stay byte for byte. Every OpenEnv requirement (``openenv`` or ``openenv-core``,
-any extras, markers kept as written) in ``project.dependencies``, each optional-dependencies
-list and each dependency group is rewritten. Decisions:
+(and the env's requirements files) through tomlkit, so only the OpenEnv requirement strings
+change; comments, quoting, layout and line endings stay byte for byte. Every OpenEnv
+requirement (``openenv`` or ``openenv-core``, any extras, markers kept as written) in
+``project.dependencies``, each optional-dependencies list and each dependency group is
+rewritten. Decisions:
 
 - Pinning adds ``<V`` (V normalised by packaging: ``v0.2.2`` -> ``0.2.2``); every clause stays
   (``>=0.2.0`` -> ``>=0.2.0,<0.2.2``; ``<0.3`` stays, so lifting gives it back). A requirement
@@ -21,8 +22,13 @@ list and each dependency group is rewritten. Decisions:
   ``<name>[extras]<V`` from the index. A URL at a version tag below V, a commit sha, another
   branch, or another repository never upgrades by itself and is left as is.
 - Lifting removes every ``<X`` clause that excludes V: the bounds a pin wrote for V or for an
-  earlier release. When no lower bound remains, ``>=V`` is added, so the env names the release
-  it passed with, as the checkout's envs do. Pinned URLs are not restored.
+  earlier release. A pin this tool recorded gets back the spec it replaced (``was``, URLs too);
+  otherwise, when no lower bound remains, ``>=V`` is added, so the env names the release it
+  passed with, as the checkout's envs do.
+- Every file the env's build reads its requirement from is pinned: the pyproject and each
+  ``requirements*.txt`` of the env (with its ``-r``/``-c`` includes), a requirements line marked
+  with ``# openenv-release pin (was SPEC)``. A contradiction in any file refuses the env and
+  writes no file.
 """
 
 from __future__ import annotations
@@ -70,6 +76,7 @@ class PinResult:
     changed: bool
     diff: str
     changes: tuple[Change, ...]
+    paths: tuple[str, ...] = ()  # every file changed (the pyproject, requirements files)
 
 
 def release_version(version: str) -> Version:
@@ -142,12 +149,14 @@ def unified_diff(before: str, after: str, path: str) -> str:
 
 def pin_env(repo: Path, env: str, *, version: str) -> PinResult:
     """Pin ``env``'s OpenEnv dependency below ``version`` in the checkout at ``repo``."""
-    return _edit_env(repo, env, "pin", lambda t, p: pin_below(t, version=version, path=p))
+    release_version(version)
+    return _edit_env(repo, env, "pin", version)
 
 
 def lift_env_pin(repo: Path, env: str, *, version: str) -> PinResult:
     """Lift the pins that keep ``env`` below ``version`` in the checkout at ``repo``."""
-    return _edit_env(repo, env, "lift", lambda t, p: lift_pin(t, version=version, path=p))
+    release_version(version)
+    return _edit_env(repo, env, "lift", version)
 
 
 def commit_message(results: Sequence[PinResult], *, version: str) -> str:
@@ -172,7 +181,7 @@ def commit_pins(
     changed = [r for r in results if r.changed]
     if not changed:
         return None
-    files = sorted({r.path for r in changed})
+    files = sorted({p for r in changed for p in r.paths or (r.path,)})
     by_hand = f"the pins are written; fix the repository and commit {' '.join(files)} by hand"
     _git(runner, repo, ["add", "--", *files], by_hand)
     message = commit_message(changed, version=version)
@@ -186,6 +195,8 @@ def _rewrite(
     """Apply ``rewriter`` to every OpenEnv requirement of a pyproject, through tomlkit."""
     doc = deps.parse_toml(text, path)
     own = deps.own_name(doc)
+    if rewriter is lift_requirement:
+        rewriter = _restoring(_recorded_was(doc))
     changes: list[Change] = []
     seen: Counter[str] = Counter()
     for array in deps.requirement_arrays(doc):
@@ -215,6 +226,34 @@ def _rewrite(
     return new, changes
 
 
+def _recorded_was(doc: Any) -> dict[str, str]:
+    """Requirement strings ``pin`` wrote -> the spec each replaced (``was``)."""
+    table = doc.get("tool", {}).get(deps.TOOL_TABLE, {})
+    entries = table.get("pins", []) if isinstance(table, dict) else []
+    return {
+        str(e["requirement"]): str(e["was"])
+        for e in entries
+        if isinstance(e, dict)
+        and isinstance(e.get("requirement"), str)
+        and isinstance(e.get("was"), str)
+    }
+
+
+def _restoring(was: dict[str, str]) -> Rewriter:
+    """A lift that gives a recorded pin back the spec it replaced, else ``lift_requirement``."""
+
+    def lift(spec: str, req: Requirement, version: Version) -> tuple[str, str] | None:
+        if spec in was and _lifts_any(req, version):
+            return was[spec], f"the env passed the {version} release; restored {was[spec]!r}"
+        return lift_requirement(spec, req, version)
+
+    return lift
+
+
+def _lifts_any(req: Requirement, version: Version) -> bool:
+    return any(_lifts(s, version) for s in req.specifier)
+
+
 def _record_pins(doc: Any, changes: list[Change], version: Version, *, pinned: bool) -> None:
     """Add what pin wrote to ``[tool.openenv-release] pins``, or drop the entries lifted."""
     tool = doc.get("tool")
@@ -241,6 +280,55 @@ def _record_pins(doc: Any, changes: list[Change], version: Version, *, pinned: b
         del tool[deps.TOOL_TABLE]
         if not tool:
             del doc["tool"]
+
+
+def pin_requirements_txt(text: str, *, version: str, path: str) -> tuple[str, list[Change]]:
+    """Pin every OpenEnv line of a requirements file below ``version``, each marked with a
+    trailing ``# openenv-release pin (was SPEC)`` comment so a later lift restores it."""
+    return _rewrite_txt(text, path, release_version(version), pin=True)
+
+
+def lift_requirements_txt(text: str, *, version: str, path: str) -> tuple[str, list[Change]]:
+    """Lift the pins of a requirements file: a marked line gets its recorded spec back."""
+    return _rewrite_txt(text, path, release_version(version), pin=False)
+
+
+_TXT_MARK = re.compile(r"\s*# openenv-release pin \(was (?P<was>.+)\)\s*$")
+
+
+def _rewrite_txt(text: str, path: str, version: Version, *, pin: bool) -> tuple[str, list[Change]]:
+    lines = text.split("\n")
+    changes: list[Change] = []
+    for number, line in enumerate(lines, start=1):
+        body = line.rstrip("\r")
+        ending = line[len(body) :]
+        mark = _TXT_MARK.search(body)
+        plain = body[: mark.start()] if mark else body
+        start, end = deps._requirement_span(plain)
+        spec = plain[start:end]
+        if not spec or spec.startswith("-"):
+            continue
+        req = _openenv_requirement(spec, path, number)
+        if req is None:
+            continue
+        if not pin and mark is not None and _lifts_any(req, version):
+            was = mark.group("was")
+            why = f"the env passed the {version} release; restored {was!r}"
+            result: tuple[str, str] | None = (was, why)
+        else:
+            rewriter = pin_requirement if pin else lift_requirement
+            try:
+                result = rewriter(spec, req, version)
+            except PinError as exc:
+                raise PinError(f"{path}:{number}: {exc.message}", remedy=exc.remedy) from None
+        if result is None:
+            continue
+        tail = plain[end:]
+        if pin:
+            tail += f"  # openenv-release pin (was {spec})"
+        lines[number - 1] = plain[:start] + result[0] + tail + ending
+        changes.append(Change(path, number, spec, *result))
+    return "\n".join(lines), changes
 
 
 def tool_written_pins(tree: Path, env: str) -> list[str]:
@@ -351,23 +439,43 @@ def _caps_below(spec: Specifier, version: Version) -> bool:
     return _below(_floor(spec), version)
 
 
-def _edit_env(
-    repo: Path, env: str, action: Action, edit: Callable[[str, str], tuple[str, list[Change]]]
-) -> PinResult:
-    """Read, rewrite and (if changed) atomically write one env's pyproject."""
-    path = f"envs/{check_env_name(env)}/pyproject.toml"
-    file = repo / path
-    if not file.is_file():
+def _edit_env(repo: Path, env: str, action: Action, version: str) -> PinResult:
+    """Rewrite every file the env's build reads its OpenEnv requirement from: its pyproject and
+    its ``requirements*.txt`` (with their ``-r``/``-c`` includes). Every file is checked before
+    any is written, so a refusal in one file writes nothing."""
+    from releaselib.edit.gitdeps import with_includes
+
+    env_dir = repo / "envs" / check_env_name(env)
+    pyproject = env_dir / "pyproject.toml"
+    named = sorted(p for p in env_dir.rglob("requirements*.txt") if p.is_file())
+    files = [f for f in dict.fromkeys(f for n in named for f in with_includes(n)) if f.is_file()]
+    if not pyproject.is_file() and not files:
         raise PinError(
-            f"{env}: {file} not found, so there is no OpenEnv dependency to {action}",
+            f"{env}: {pyproject} not found, so there is no OpenEnv dependency to {action}",
             remedy="check the env name and that --repo points at the OpenEnv checkout",
         )
-    before = file.read_bytes().decode("utf-8")
-    after, changes = edit(before, path)
-    if after != before:
+    edits: list[tuple[Path, str, str, str, list[Change]]] = []
+    for file in ([pyproject] if pyproject.is_file() else []) + files:
+        rel = file.relative_to(repo).as_posix()
+        before = file.read_bytes().decode("utf-8")
+        if file.suffix == ".toml":
+            edit = pin_below if action == "pin" else lift_pin
+        else:
+            edit = pin_requirements_txt if action == "pin" else lift_requirements_txt
+        after, changes = edit(before, version=version, path=rel)
+        edits.append((file, rel, before, after, changes))
+    changed = [e for e in edits if e[2] != e[3]]
+    for file, _, _, after, _ in changed:
         write_atomic(file, after.encode("utf-8"))
-    diff = unified_diff(before, after, path)
-    return PinResult(env, path, action, after != before, diff, tuple(changes))
+    return PinResult(
+        env,
+        edits[0][1],
+        action,
+        bool(changed),
+        "".join(unified_diff(before, after, rel) for _, rel, before, after, _ in edits),
+        tuple(c for *_, changes in edits for c in changes),
+        tuple(rel for _, rel, *_ in changed),
+    )
 
 
 def _git(runner: Runner, repo: Path, args: list[str], remedy: str) -> str:

@@ -93,12 +93,30 @@ def resolve_ref(
     return RefResolution(ref=chosen, reason=reason, dist=dist, warning=warning)
 
 
+# What ``git check-ref-format --allow-onelevel`` refuses: control characters, space and
+# ~^:?*[\\, "..", "@{", "//", a component starting with "." or ending with ".lock"; plus what a
+# pinned URL cannot carry ("@", "#", ";").
+_BAD_REF = re.compile(r"[\x00-\x20\x7f~^:?*\[\\@#;]|\.\.|//|(?:^|/)\.|\.lock(?:/|$)")
+
+
+def valid_ref_name(ref: str) -> bool:
+    """True if ``ref`` is a git ref name a release can pin to (not an option, not ``-x``)."""
+    return (
+        bool(ref)
+        and not ref.startswith(("-", "/"))
+        and not ref.endswith(("/", "."))
+        and not _BAD_REF.search(ref)
+    )
+
+
 def _explicit(ref: str, remote: str, runner: Runner) -> tuple[str, str, str | None]:
     """(ref, reason, warning) for ``--ref``."""
-    if not ref or any(c.isspace() or c in "@#;" for c in ref):
+    if not valid_ref_name(ref):
         raise UsageError(
-            f"--ref {ref!r} is not a usable git ref", remedy="pass a sha, branch or tag"
+            f"--ref {ref!r} is not a usable git ref name", remedy="pass a sha, branch or tag"
         )
+    for prefix in ("refs/heads/", "refs/tags/"):  # the remote's names are short ones
+        ref = ref.removeprefix(prefix)
     names = remote_refs(remote, runner)
     if names is not None and ref in names:
         return ref, f"--ref {ref}: tag or branch found on {remote}", None

@@ -485,12 +485,30 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
     source_rel = spec.dockerfile.relative_to(spec.path).as_posix()
     text = read_text(stage_dir / source_rel, stage_dir)
     original = Dockerfile.parse(text, f"envs/{spec.name}/{source_rel}")  # errors name the file
-    for file in staged_requirement_files(original, spec, stage_dir):
+    for name in ("setup.py", "setup.cfg"):  # Python code staging does not edit
+        setup = stage_dir / name
+        named = (
+            deps.setup_requirement(name, read_text(setup, stage_dir)) if setup.is_file() else None
+        )
+        if named:
+            raise StageError(
+                f"envs/{spec.name}/{name}: install_requires names {named!r}, which staging "
+                "cannot pin to the release",
+                remedy="move the OpenEnv requirement to pyproject.toml or requirements.txt",
+            )
+    files = staged_requirement_files(original, spec, stage_dir)
+    constraints = gitdeps.constraint_only(original, stage_dir, files)
+    for file in files:
         if file.suffix == ".toml":
             changes += rewrite_file(file, stage_dir, lambda t, p: pinned_pyproject(t, p, **pin))
         else:
+            only_c = file in constraints
             changes += rewrite_file(
-                file, stage_dir, lambda t, p: deps.rewrite_requirements_txt(t, path=p, **pin)
+                file,
+                stage_dir,
+                lambda t, p, c=only_c: deps.rewrite_requirements_txt(  # type: ignore[misc]
+                    t, path=p, constraints=c, dist=config.dist, ref=config.ref
+                ),
             )
     new, dockerfile_changes = rewrite_for_space(  # change lines are lines of the staged file
         text, path="Dockerfile", base_image=config.base_image, context=stage_dir, **pin

@@ -410,7 +410,9 @@ def test_real_world_file_changes_only_its_dependency_line(tmp_path: Path) -> Non
     if not source.is_file():
         pytest.skip(f"{source} is absent from the snapshot")
     path = make_env(tmp_path, "echo_env", read(source))
-    with pytest.raises(PinError, match=re.escape("requires >=0.2.2, at or above the release 0.2.2")):
+    with pytest.raises(
+        PinError, match=re.escape("requires >=0.2.2, at or above the release 0.2.2")
+    ):
         pin_env(tmp_path, "echo_env", version=RELEASE)  # its own floor is the release
     result = pin_env(tmp_path, "echo_env", version=NEXT)
     before, after = read(source).splitlines(), without_marker(read(path)).splitlines()
@@ -533,3 +535,53 @@ def test_commit_message_lists_pinned_and_lifted_envs() -> None:
     assert commit_message([result("c_env", "lift")], version=RELEASE).startswith(
         "Lift the pins of 1 env(s) passing 0.2.2\n\nLifted"
     )
+
+
+# Every file the build reads
+
+
+PYPROJECT_LOOSE = '[project]\nname = "e"\ndependencies = ["openenv[core]>=0.2.0"]\n'
+
+
+def test_pin_env_pins_requirements_files_too_and_lift_restores_them(tmp_path: Path) -> None:
+    make_env(tmp_path, "e", PYPROJECT_LOOSE)
+    reqs = tmp_path / "envs" / "e" / "server" / "requirements.txt"
+    reqs.parent.mkdir(parents=True, exist_ok=True)
+    reqs.write_text("fastapi\nopenenv>=0.2.0  # the env\n-r extra.txt\n")
+    (reqs.parent / "extra.txt").write_text("openenv-core\n")
+    result = pin_env(tmp_path, "e", version=RELEASE)
+    assert reqs.read_text() == (
+        "fastapi\nopenenv>=0.2.0,<0.2.2  # the env  # openenv-release pin (was openenv>=0.2.0)\n"
+        "-r extra.txt\n"
+    )
+    assert (reqs.parent / "extra.txt").read_text() == (
+        "openenv-core<0.2.2  # openenv-release pin (was openenv-core)\n"
+    )
+    assert set(result.paths) == {
+        "envs/e/pyproject.toml",
+        "envs/e/server/requirements.txt",
+        "envs/e/server/extra.txt",
+    }
+    lift_env_pin(tmp_path, "e", version=NEXT)
+    assert reqs.read_text() == "fastapi\nopenenv>=0.2.0  # the env\n-r extra.txt\n"
+    assert (reqs.parent / "extra.txt").read_text() == "openenv-core\n"
+    assert read(tmp_path / "envs" / "e" / "pyproject.toml") == PYPROJECT_LOOSE
+
+
+def test_pin_env_refuses_a_contradiction_in_a_requirements_file_writing_nothing(
+    tmp_path: Path,
+) -> None:
+    path = make_env(tmp_path, "e", PYPROJECT_LOOSE)
+    reqs = tmp_path / "envs" / "e" / "requirements.txt"
+    reqs.write_text("openenv>=0.2.3\n")
+    with pytest.raises(PinError, match=r"^envs/e/requirements.txt:1: .*at or above the release"):
+        pin_env(tmp_path, "e", version=RELEASE)
+    assert read(path) == PYPROJECT_LOOSE and reqs.read_text() == "openenv>=0.2.3\n"
+
+
+def test_lift_restores_the_recorded_spec_not_a_new_lower_bound() -> None:
+    text = '[project]\nname = "e"\ndependencies = ["openenv[core]"]\n'
+    pinned, _ = pin_below(text, version=RELEASE, path="p")
+    assert '"openenv[core]<0.2.2"' in pinned
+    lifted, [change] = lift_pin(pinned, version=NEXT, path="p")
+    assert lifted == text and "restored 'openenv[core]'" in change.why

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from releaselib.config import check_version
+from releaselib.errors import UsageError
 from releaselib.refs import resolve_ref
 
 
@@ -76,3 +78,27 @@ def test_an_unreadable_remote_says_so_and_uses_the_checkout_name(tmp_path: Path)
     assert (resolution.ref, resolution.dist) == ("main", "openenv")
     assert "could not read" in resolution.reason
     assert "failed" in (resolution.warning or "")
+
+
+@pytest.mark.parametrize(
+    "ref", ["-x", "--upload-pack=x", "a..b", "x.lock", "a b", "x@{1}", "v1^", "a/"]
+)
+def test_a_ref_that_is_not_a_git_ref_name_is_a_usage_error(tmp_path: Path, ref: str) -> None:
+    with pytest.raises(UsageError, match="is not a usable git ref name"):
+        resolve_ref(
+            "0.2.2", ref=ref, repo=tmp_path, checkout_dist="openenv", remote=str(tmp_path / "no")
+        )
+
+
+def test_a_full_ref_name_is_looked_up_by_its_short_name(remote: Path, tmp_path: Path) -> None:
+    resolution = resolve_ref(
+        "0.2.2", ref="refs/tags/v0.2.2", repo=tmp_path, checkout_dist="x", remote=str(remote)
+    )
+    assert resolution.ref == "v0.2.2" and resolution.dist == "openenv-core"
+
+
+@pytest.mark.parametrize("version", ["v", "beta", "-"])
+def test_a_version_without_a_digit_is_a_usage_error(version: str) -> None:
+    with pytest.raises(UsageError, match="is not a version"):
+        check_version(version)
+    assert check_version("main") == "main"

@@ -87,7 +87,7 @@ def test_valid_froms_pass(tmp_path: Path) -> None:
         ("V0.3.0", "0.3.0", True),
         ("0.2.2", "0.2.2", False),
         ("20241101", "20241101", False),
-        ("vnext", "vnext", False),
+        ("vnext1", "vnext1", False),
     ],
 )
 def test_version_normalisation(given: str, version: str, noted: bool) -> None:

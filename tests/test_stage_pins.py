@@ -21,6 +21,10 @@ CMD ["python", "-m", "server.app"]
 """
 
 
+def replaced_after(changes: list, before: str) -> str:
+    return next(c.after for c in changes if c.before == before)
+
+
 def test_requirements_reached_through_r_and_c_are_pinned_and_git_installed(
     repo: Path,
     tmp_path: Path,
@@ -41,7 +45,8 @@ def test_requirements_reached_through_r_and_c_are_pinned_and_git_installed(
     assert (tree / "deps" / "base.in").read_text() == (
         f"{PIN} ; python_version >= '3.10'  # range\n"
     )
-    assert (tree / "deps" / "pins.cfg").read_text() == f"{PIN}\n"
+    assert (tree / "deps" / "pins.cfg").read_text() == ""  # pip refuses URLs in constraints
+    assert replaced_after(staged.changes, "openenv-core==0.2.1") == ""
     replaced = {c.before: c for c in staged.changes if c.file.startswith("deps/")}
     assert set(replaced) == {
         "openenv[core]>=0.2.0,<1.0 ; python_version >= '3.10'",
@@ -99,3 +104,29 @@ def test_ports_that_disagree_fail_only_that_env(repo: Path, tmp_path: Path) -> N
     error = staged["a_env"].error or ""
     assert "openenv.yaml port 8004 disagrees with README.md app_port 8000" in error
     assert "\n" not in error
+
+
+def test_setup_py_naming_openenv_fails_the_env_with_one_line(repo: Path, tmp_path: Path) -> None:
+    make_env(repo, "a_env", **{"setup.py": 'setup(install_requires=["openenv-core>=0.2"])\n'})
+    make_env(repo, "b_env")
+    staged = stage(repo, tmp_path)
+    error = staged["a_env"].error or ""
+    assert "envs/a_env/setup.py: install_requires names 'openenv-core>=0.2'" in error
+    assert "\n" not in error and staged["b_env"].ok
+
+
+def test_a_constraints_only_file_loses_its_openenv_line(repo: Path, tmp_path: Path) -> None:
+    make_env(
+        repo,
+        "a_env",
+        **{
+            "server/Dockerfile": SLIM,
+            "deps/requirements.txt": "fastapi\n-c ../constraints.txt\n",
+            "deps/pins.cfg": "uvicorn==0.30.0\n",
+            "constraints.txt": "openenv-core==0.2.1\nfastapi<1\n",
+        },
+    )
+    staged = stage(repo, tmp_path)["a_env"]
+    assert staged.ok, staged.error
+    assert (staged.staged_dir / "constraints.txt").read_text() == "fastapi<1\n"
+    assert replaced_after(staged.changes, "openenv-core==0.2.1") == ""

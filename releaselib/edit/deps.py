@@ -14,12 +14,19 @@ code than the one the release verifies. Decisions:
   comments stay where they were (requirements files, TOML arrays).
 - ``[tool.uv.sources]`` entries for OpenEnv (uv prefers them over the requirement) become a git
   source at the ref: a git source at another rev is re-pointed, a path source replaced.
+- Editable OpenEnv git URLs (``-e git+...``) are installed non-editable at the ref; an
+  OpenEnv wheel or sdist (a PyPI URL, a local path) is code from PyPI and pinned too.
+- Constraints take no URL or extras: an OpenEnv line of a file read only through ``-c``, and
+  an OpenEnv entry of ``[tool.uv] constraint-dependencies``, is removed (recorded).
+- Poetry dependencies on OpenEnv become ``{git, rev, extras}`` tables; a ``setup.py`` or
+  ``setup.cfg`` naming OpenEnv is reported by :func:`setup_requirement` (Python is not edited).
 - A project's references to itself (the root ``all = ["openenv[core]", ...]``) are not
   dependencies and are never touched.
 """
 
 from __future__ import annotations
 
+import configparser
 import re
 import shlex
 from collections import Counter
@@ -43,9 +50,15 @@ REMEDY = "fix the file in the checkout"
 # Either org, with or without .git, an optional @ref and an optional #egg= fragment.
 OPENENV_URL = re.compile(
     r"git\+https://github\.com/(?:huggingface|meta-pytorch)/openenv(?:\.git)?"
-    r"(?:@(?P<ref>[^#@\s]+))?(?:#egg=[\w.\[\],-]+)?",
+    r"(?:@(?P<ref>[^#@\s;]+))?(?:#[^\s;]*)?",
     re.IGNORECASE,
 )
+# A wheel or sdist of an OpenEnv distribution: a PyPI URL, a file URL or a local path.
+OPENENV_ARCHIVE = re.compile(
+    r"(?:[^\s;]*/)?openenv(?:[_-]core)?-\d[^/\s;]*\.(?:whl|tar\.gz|zip)(?:#[^\s;]*)?",
+    re.IGNORECASE,
+)
+_EDITABLE = re.compile(r"(?:-e|--editable)(?:\s*=\s*|\s+)(?P<value>\S.*)")
 MOVING_REFS = frozenset({None, "main", "master"})
 _LOOSE_OPERATORS = frozenset({">=", ">", "!="})
 _LEADING_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:$|[\[;@<>=!~(\s])")
@@ -131,45 +144,117 @@ def rewrite_pyproject(text: str, *, path: str, dist: str, ref: str) -> tuple[str
                 why = why_pinned(spec, ref, tool_pin=spec in written)
                 changes.append(Change(path, line, spec, new, why))
     changes += _pin_sources(doc, text, path, ref)
+    changes += _drop_constraints(doc, text, path, ref)
+    changes += _pin_poetry(doc, text, path, ref)
     return (tomlkit.dumps(doc) if changes else text), changes
 
 
+def setup_requirement(path: str, text: str) -> str | None:
+    """The OpenEnv requirement a ``setup.py``/``setup.cfg`` names, if any: staging does not edit
+    Python code, so such an env cannot be pinned and fails."""
+    if path.endswith("setup.cfg"):
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(text)
+        except configparser.Error:
+            return None
+        lines = parser.get("options", "install_requires", fallback="").splitlines()
+    else:
+        listed = re.split(r"[\])]", text.partition("install_requires")[2], maxsplit=1)[0]
+        lines = re.findall(r"""["']([^"'\n]+)["']""", listed)
+    return next((line.strip() for line in lines if _names_openenv(line.strip())), None)
+
+
 def rewrite_requirements_txt(
-    text: str, *, path: str, dist: str, ref: str
+    text: str, *, path: str, dist: str, ref: str, constraints: bool = False
 ) -> tuple[str, list[Change]]:
-    """Pin OpenEnv lines of a requirements file; comments, options and line endings stay."""
+    """Pin OpenEnv lines of a requirements file; comments, options and line endings stay.
+
+    Lines continued with a backslash are read joined, as pip reads them; a rewritten one
+    becomes a single line without its ``--hash`` options. An editable OpenEnv git URL
+    (``-e git+...``) becomes the pinned, non-editable requirement. In a constraints file
+    (``constraints=True``, a file read only through ``-c``) an OpenEnv line is removed: pip
+    refuses URLs and extras in constraints, and the requirement itself is pinned.
+    """
     lines = text.split("\n")
+    out: list[str] = []
     changes: list[Change] = []
-    for number, line in enumerate(lines, start=1):
-        start, end = _requirement_span(line)
-        spec = line[start:end]
+    for number, group, joined in _logical_lines(lines):
+        start, end = _requirement_span(joined)
+        spec = joined[start:end]
+        editable = _EDITABLE.fullmatch(spec)
+        if editable is not None:
+            spec = editable.group("value")
         if not spec or spec.startswith("-"):
+            out += group
             continue
         new = _rewrite_at(spec, path, number, dist=dist, ref=ref)
-        if new is not None:
-            rest = _HASH_OPTION.sub("", line[end:])
-            lines[number - 1] = line[:start] + new + rest
-            why = why_pinned(spec, ref)
-            if rest != line[end:]:
-                why += "; its --hash options (for a PyPI file) dropped"
-            changes.append(Change(path, number, spec, new, why))
-    return "\n".join(lines), changes
+        if new is None:
+            out += group
+            continue
+        before = joined[start:end]
+        ending = "\r" if group[-1].endswith("\r") else ""
+        if constraints:
+            changes.append(Change(path, number, before, "", CONSTRAINT_DROPPED))
+            continue
+        rest = joined[end:].rstrip("\r")
+        kept = _HASH_OPTION.sub("", rest)
+        mark = _PIN_MARK.search(kept)
+        kept = kept[: mark.start()] if mark else kept
+        out.append(joined[:start] + new + kept.rstrip() + ending)
+        why = why_pinned(spec, ref, tool_pin=mark is not None)
+        if editable is not None:
+            why += "; installed non-editable"
+        if kept != rest:
+            why += "; its --hash options (for a PyPI file) dropped"
+        changes.append(Change(path, number, before, new, why))
+    return "\n".join(out), changes
 
 
-def included_files(text: str) -> list[str]:
-    """The files a requirements text reads through ``-r``/``-c`` (and the long forms)."""
+#: The comment ``pin`` puts after a requirements-file line it pinned.
+_PIN_MARK = re.compile(r"\s*# openenv-release pin \(was .+\)\s*$")
+CONSTRAINT_DROPPED = "constraint dropped; the requirement is pinned to the ref"
+
+
+def _logical_lines(lines: list[str]) -> Iterator[tuple[int, list[str], str]]:
+    """(first line number, physical lines, joined text) of each line pip reads: a line ending
+    in a backslash continues on the next, without the backslash, as pip joins them."""
+    group: list[str] = []
+    first = 1
+    for number, line in enumerate(lines, start=1):
+        body = line.rstrip("\r")
+        if not group:
+            first = number
+        group.append(line)
+        if not (body.endswith("\\") and not body.lstrip().startswith("#")) or number == len(lines):
+            joined = "".join(g.rstrip("\r")[:-1] for g in group[:-1]) + group[-1]
+            yield first, group, joined
+            group = []
+
+
+def includes(text: str) -> list[tuple[str, str]]:
+    """(option, file) for each file a requirements text reads: option is ``-r`` or ``-c``."""
     found = []
     for line in text.splitlines():
         words = re.split(r"(?:^|\s)#", line, maxsplit=1)[0].split()
         for i, word in enumerate(words):
             name, eq, value = word.partition("=")
             if name in _INCLUDE_OPTIONS and eq:
-                found.append(value)
+                found.append((_short(name), value))
             elif word in _INCLUDE_OPTIONS and i + 1 < len(words):
-                found.append(words[i + 1])
+                found.append((_short(word), words[i + 1]))
             elif word.startswith(("-r", "-c")) and len(word) > 2 and word[2] != "-":
-                found.append(word[2:])
+                found.append((word[:2], word[2:]))
     return found
+
+
+def _short(option: str) -> str:
+    return "-c" if option in ("-c", "--constraint") else "-r"
+
+
+def included_files(text: str) -> list[str]:
+    """The files a requirements text reads through ``-r``/``-c`` (and the long forms)."""
+    return [file for _, file in includes(text)]
 
 
 def rewrite_shell_command(
@@ -182,15 +267,18 @@ def rewrite_shell_command(
     pieces: list[str] = []
     changes: list[Change] = []
     done = 0
-    for match in _install_arguments(command):
-        value = _unquote(match.group())
-        word_line = line + command.count("\n", 0, match.start())
+    for start, match, value in _install_arguments(command):
+        word_line = line + command.count("\n", 0, start)
         new = _rewrite_at(value, path, word_line, dist=dist, ref=ref)
         if new is None:
             continue
-        pieces += [command[done : match.start()], _shell_quote(new, match.group()[0])]
+        pieces += [command[done:start], _shell_quote(new, match.group()[0])]
         done = match.end()
-        changes.append(Change(path, word_line, value, new, why_pinned(value, ref)))
+        why, before = why_pinned(value, ref), value
+        if start != match.start() or _EDITABLE.fullmatch(_unquote(match.group())):
+            why += "; installed non-editable"
+            before = " ".join(_unquote(w) for w in command[start : match.end()].split())
+        changes.append(Change(path, word_line, before, new, why))
     return "".join([*pieces, command[done:]]), changes
 
 
@@ -210,8 +298,13 @@ def _bare_openenv_url(spec: str) -> tuple[str | None, str | None] | None:
     url, _, marker = spec.partition(";")
     match = OPENENV_URL.fullmatch(url.strip())
     if match is None:
-        return None
+        return (None, marker.strip() or None) if _is_archive(url) else None
     return match.group("ref"), marker.strip() or None
+
+
+def _is_archive(url: str) -> bool:
+    """True if ``url`` is a wheel or sdist of an OpenEnv distribution (a path or any URL)."""
+    return OPENENV_ARCHIVE.fullmatch(url.strip().removeprefix("file://")) is not None
 
 
 def parse_requirement(spec: str) -> Requirement | None:
@@ -254,6 +347,9 @@ def why_pinned(before: str, ref: str, *, tool_pin: bool = False) -> str:
         return f"a pin openenv-release wrote after a failed release; the Space runs {ref}"
     bare = _bare_openenv_url(before)
     url = OPENENV_URL.search(before) if bare is not None else None
+    if bare is not None and url is None:
+        archive = before.partition(";")[0].strip()
+        return f"an OpenEnv release archive ({archive}) is PyPI's code; pinned to {ref}"
     if bare is None:
         req = Requirement(before)
         if req.url is not None:
@@ -319,12 +415,68 @@ def is_self(spec: str, own: str | None) -> bool:
 
 
 def requirement_arrays(doc: Any) -> Iterator[Array]:
-    """project.dependencies, each optional-dependencies list and each dependency group."""
+    """project.dependencies, each optional-dependencies list, each dependency group and uv's
+    ``dev-dependencies`` and ``override-dependencies``."""
     project = doc.get("project", {})
+    uv = _uv_table(doc)
     candidates = [project.get("dependencies")]
     candidates += project.get("optional-dependencies", {}).values()
     candidates += doc.get("dependency-groups", {}).values()
+    candidates += [uv.get("dev-dependencies"), uv.get("override-dependencies")]
     yield from (array for array in candidates if isinstance(array, Array))
+
+
+def _uv_table(doc: Any) -> Any:
+    tool = doc.get("tool", {})
+    uv = tool.get("uv", {}) if isinstance(tool, dict) else {}
+    return uv if isinstance(uv, dict) else {}
+
+
+def _drop_constraints(doc: Any, text: str, path: str, ref: str) -> list[Change]:
+    """Remove OpenEnv entries of ``[tool.uv] constraint-dependencies``: the requirement itself
+    is pinned to ``ref``, and a constraint at a PyPI version would contradict it."""
+    array = _uv_table(doc).get("constraint-dependencies")
+    if not isinstance(array, Array):
+        return []
+    changes = []
+    for index in reversed(range(len(array))):
+        spec = array[index]
+        if isinstance(spec, str) and _names_openenv(spec):
+            changes.append(Change(path, line_of(text, spec, 1), str(spec), "", CONSTRAINT_DROPPED))
+            del array[index]
+    return changes[::-1]
+
+
+def _pin_poetry(doc: Any, text: str, path: str, ref: str) -> list[Change]:
+    """Point OpenEnv entries of ``[tool.poetry.dependencies]`` (and poetry groups) at ``ref``."""
+    poetry = doc.get("tool", {}).get("poetry", {})
+    if not isinstance(poetry, dict):
+        return []
+    tables = [poetry.get("dependencies")]
+    tables += [
+        g.get("dependencies") for g in poetry.get("group", {}).values() if isinstance(g, dict)
+    ]
+    target = {"git": OPENENV_GIT.removeprefix("git+"), "rev": ref}
+    changes = []
+    for table in (t for t in tables if isinstance(t, dict)):
+        for key in [k for k in table if canonicalize_name(k) in OPENENV_DISTS]:
+            value = table[key]
+            current = (
+                {k: v for k, v in value.items() if k in ("git", "rev")}
+                if isinstance(value, dict)
+                else {}
+            )
+            if current == target:
+                continue
+            before = f"{key} = {value.as_string().strip()}"
+            extras = list(value.get("extras", [])) if isinstance(value, dict) else []
+            entry = tomlkit.inline_table()
+            entry.update({**target, "extras": ["core", *(e for e in extras if e != "core")]})
+            table[key] = entry
+            after = f"{key} = {entry.as_string().strip()}"
+            why = f"a poetry dependency would install a PyPI release; pinned to {ref}"
+            changes.append(Change(path, _source_line(text, key), before, after, why))
+    return changes
 
 
 def string_like(item: String, new: str) -> String:
@@ -433,8 +585,9 @@ def simple_commands(command: str) -> Iterator[list[str]]:
         yield segment
 
 
-def _install_arguments(command: str) -> Iterator[re.Match[str]]:
-    """The words given as packages to ``pip install`` in ``command``, one command at a time."""
+def _install_arguments(command: str) -> Iterator[tuple[int, re.Match[str], str]]:
+    """(start, last word, requirement) for each package given to ``pip install`` in
+    ``command``; an editable OpenEnv URL starts at its ``-e``, so the option goes with it."""
     segment: list[re.Match[str]] = []
     for token in _SHELL_TOKEN.finditer(command):
         if token.lastgroup == "word":
@@ -445,7 +598,7 @@ def _install_arguments(command: str) -> Iterator[re.Match[str]]:
     yield from _packages(segment)
 
 
-def _packages(words: list[re.Match[str]]) -> Iterator[re.Match[str]]:
+def _packages(words: list[re.Match[str]]) -> Iterator[tuple[int, re.Match[str], str]]:
     """Package arguments of one simple command, if it is a pip install."""
     values = [_unquote(w.group()) for w in words]
     if "install" not in values:
@@ -453,11 +606,16 @@ def _packages(words: list[re.Match[str]]) -> Iterator[re.Match[str]]:
     at = values.index("install")
     if not any(_PIP.fullmatch(v) for v in values[:at]):
         return
-    skip_next = False
+    option, previous = "", words[at]
     for word, value in zip(words[at + 1 :], values[at + 1 :], strict=True):
-        if not skip_next and not value.startswith("-"):
-            yield word
-        skip_next = value in _OPTIONS_WITH_VALUE
+        editable = _EDITABLE.fullmatch(value)
+        if option in ("-e", "--editable") and _bare_openenv_url(value) is not None:
+            yield previous.start(), word, value
+        elif editable is not None and _bare_openenv_url(editable.group("value")) is not None:
+            yield word.start(), word, editable.group("value")
+        elif option not in _OPTIONS_WITH_VALUE and not value.startswith("-"):
+            yield word.start(), word, value
+        option, previous = value, word
 
 
 def _unquote(word: str) -> str:

@@ -399,13 +399,17 @@ class _Rewrite:
     def git(self, context: Path) -> None:
         """Install git before the first RUN of each stage that installs a git+ requirement
         (directly, through -r/-c files or a pyproject) without having git."""
-        found = next(gitdeps.missing_git(self.df, context), None)
-        while found is not None:
+        unknown: set[int] = set()  # stages of an unknown image family: the check names them
+        while found := next(
+            (f for f in gitdeps.missing_git(self.df, context) if f[0].index not in unknown), None
+        ):
             stage, instr, need = found
             text = gitdeps.install_git(self.df, stage, instr)
-            why = f"stage {stage.name or stage.index} installs {need} but its base has no git"
+            if text is None:
+                unknown.add(stage.index)
+                continue
+            why = f"stage {stage.name or stage.index} installs {need} but has no git there"
             self.edit(Edit(instr.start_line, instr.start_line - 1, text), "", why)
-            found = next(gitdeps.missing_git(self.df, context), None)
 
     def uv_install(self) -> None:
         """Put a pinned uv before the first ``RUN --mount=type=cache,target=.../.cache/uv``."""

@@ -5,12 +5,16 @@ image nor ``python:*-slim`` ships git. A RUN needs git when it installs a git+ r
 named on its command line, in a requirements file it reads with ``-r``/``-c`` (followed through
 nested ``-r``/``-c``), or in the pyproject of a project it installs (``uv sync``, ``pip install .``,
 ``pip install ./path``). Files are found in the staged tree by following the stage's COPYs back
-from the RUN's working directory. The staging rewrite (``rewrite_for_space`` with a context)
-and the ``git-for-git-deps`` check both use :func:`missing_git`, so the check proves the fix.
+from the RUN's working directory (ENV/ARG expanded); an install that cannot be followed to a
+file (a bind mount, a variable) needs git when the tree names any git+ requirement, and a RUN
+that removes git leaves the RUNs after it without. The staging rewrite (``rewrite_for_space``
+with a context) and the ``git-for-git-deps`` check both use :func:`missing_git`, so the check
+proves the fix.
 """
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
 import tomllib
@@ -31,9 +35,30 @@ APT_GIT = (
     "&& rm -rf /var/lib/apt/lists/*"
 )
 APK_GIT = "RUN apk add --no-cache git"
+INSTALLS = {
+    "apt": APT_GIT,
+    "apk": APK_GIT,
+    "microdnf": "RUN microdnf install -y git && microdnf clean all",
+    "dnf": "RUN dnf install -y git && dnf clean all",
+    "yum": "RUN yum install -y git && yum clean all",
+}
+_RPM_IMAGE = re.compile(r"ubi\d*|fedora|centos|rockylinux|almalinux|amazonlinux|redhat|oraclelinux")
+_DEBIAN_IMAGES = frozenset(
+    {"debian", "ubuntu", "python", "buildpack-deps", "node", "pytorch", "cuda", "golang", "rust"}
+)
+_DEBIAN_TAG = re.compile(r"bookworm|bullseye|buster|trixie|jammy|focal|noble|ubuntu|debian|slim")
+GIT_REMOVE = re.compile(
+    r"\b(?:(?:apt-get|apt|yum|dnf|microdnf)\b[^;&|]*?\b(?:remove|purge|erase)|apk\s+del)\b"
+    r"[^;&|]*?(?<![\w.+-])git(?![\w.+-])"
+)
 COMMENT = "# git for the git+ requirements below (added by openenv-release)"
 _GIT_URL = re.compile(r"git\+(?:https?|ssh|git|file)://\S+")
 _PIP = re.compile(r"(?:.*/)?pip\d*(?:\.\d+)*")
+_PYTHON = re.compile(r"(?:.*/)?python\d*(?:\.\d+)*")
+_UV = re.compile(r"(?:.*/)?uv")
+_UV_VALUE_OPTIONS = frozenset(
+    {"--directory", "--project", "--cache-dir", "--config-file", "--color", "--python", "-p"}
+)
 _PREFIX_WORDS = frozenset({"then", "else", "do", "if", "elif", "while", "until", "!", "exec"})
 _PROJECT_OPTIONS = frozenset({"--project", "--directory"})
 _INCLUDES = frozenset({"-r", "--requirement", "-c", "--constraint"})
@@ -42,29 +67,80 @@ _ROOT_USERS = frozenset({"root", "0", "0:0", "root:root"})
 
 
 def missing_git(df: Dockerfile, root: Path) -> Iterator[tuple[Stage, Instruction, str]]:
-    """(stage, RUN, what needs git) for each first RUN of a stage that needs git it lacks."""
+    """(stage, RUN, what needs git) for each RUN that needs git the stage lacks at that point:
+    git is there from the base or a parent stage, or installed by an earlier RUN, and gone
+    after a RUN that removes it (``apt-get purge git``, ``apk del`` of a virtual with git)."""
     for stage in df.stages:
         has_git = git_at_start(df, stage)
         for instr in df.stage_instructions(stage)[1:]:
-            if instr.cmd != "RUN" or has_git:
+            if instr.cmd != "RUN":
                 continue
-            if GIT_INSTALL.search(shell_text(instr)):
-                has_git = True
-                continue
-            need = git_need(df, stage, instr, root)
-            if need:
-                has_git = True  # report (and fix) each stage once
-                yield stage, instr, need
+            text = shell_text(instr)
+            installs = GIT_INSTALL.search(text) is not None
+            if not has_git and not installs:
+                need = git_need(df, stage, instr, root)
+                if need:
+                    yield stage, instr, need
+            has_git = _git_after(text, has_git)
 
 
-def install_git(df: Dockerfile, stage: Stage, instr: Instruction) -> str:
-    """The lines that install git in ``stage`` before ``instr``: apk on Alpine, else apt-get;
-    as root, returning to the stage's user after."""
-    command = APK_GIT if "alpine" in root_image(df, stage).lower() else APT_GIT
+def _git_after(text: str, had: bool) -> bool:
+    """Whether git is there after a RUN with shell ``text`` that began with git or not."""
+    if removes_git(text):
+        return False
+    return had or GIT_INSTALL.search(text) is not None
+
+
+def removes_git(text: str) -> bool:
+    """True if a RUN removes git: by name, or an apk virtual package that installed it."""
+    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+
+    if GIT_REMOVE.search(text):
+        return True
+    virtuals: set[str] = set()
+    for words in deps.simple_commands(text):
+        words = _command_words(words)
+        if words[:2] == ["apk", "add"] and "git" in words:
+            virtuals |= {v for o, v in itertools.pairwise(words) if o in ("--virtual", "-t")}
+            virtuals |= {w.partition("=")[2] for w in words if w.startswith("--virtual=")}
+        elif words[:2] == ["apk", "del"] and virtuals & set(words[2:]):
+            return True
+    return False
+
+
+def install_git(df: Dockerfile, stage: Stage, instr: Instruction) -> str | None:
+    """The lines that install git in ``stage`` before ``instr`` with the package manager of its
+    base image's family, as root, returning to the stage's user after; None when the family is
+    unknown (the ``git-for-git-deps`` check then names the stage)."""
+    command = INSTALLS.get(image_family(root_image(df, stage)) or "")
+    if command is None:
+        return None
     user = user_at(df, stage, instr)
     if user is None or user in _ROOT_USERS:
         return f"{COMMENT}\n{command}"
     return f"{COMMENT}\nUSER root\n{command}\nUSER {user}"
+
+
+def image_family(image: str) -> str | None:
+    """The package manager of an image's distribution, from its name and tag: ``apk`` (Alpine),
+    ``apt`` (Debian, Ubuntu and images known to build on them), ``microdnf``/``dnf``/``yum``
+    (UBI, Fedora, CentOS, Rocky, Alma, Amazon Linux); None when it cannot tell."""
+    repo, _, tag = image.lower().partition("@")[0].rpartition(":")
+    if not repo or "/" in tag:  # no tag: the whole reference is the repository
+        repo, tag = image.lower().partition("@")[0], ""
+    name = repo.rsplit("/", 1)[-1]
+    if "alpine" in name or "alpine" in tag:
+        return "apk"
+    if _RPM_IMAGE.search(repo):
+        if "minimal" in repo:
+            return "microdnf"
+        old = ("amazonlinux" in repo and tag.startswith("2") and not tag.startswith("2023")) or (
+            "centos" in repo and tag.startswith("7")
+        )
+        return "yum" if old else "dnf"
+    if name in _DEBIAN_IMAGES or "openenv" in repo or "envtorch" in repo or _DEBIAN_TAG.search(tag):
+        return "apt"
+    return None
 
 
 def root_image(df: Dockerfile, stage: Stage) -> str:
@@ -87,19 +163,23 @@ def user_at(df: Dockerfile, stage: Stage, instr: Instruction) -> str | None:
 
 
 def shell_text(instr: Instruction) -> str:
-    return " ".join(instr.value)
+    """The shell text a RUN runs; for a heredoc RUN (``RUN <<EOT``), its body too."""
+    text = " ".join(instr.value)
+    if text.lstrip().startswith("<<"):
+        text += "\n" + "\n".join(instr.text.splitlines()[1:])
+    return text
 
 
 def git_at_start(df: Dockerfile, stage: Stage) -> bool:
-    """True if the stage starts with git: its parent stage installed it, or its base has it."""
+    """True if the stage starts with git: its parent stage ends with it, or its base has it."""
     parent = df.parent(stage)
-    if parent is not None:
-        return git_at_start(df, parent) or any(
-            GIT_INSTALL.search(shell_text(i))
-            for i in df.stage_instructions(parent)
-            if i.cmd == "RUN"
-        )
-    return base_ships_git(df.resolved_base(stage))
+    if parent is None:
+        return base_ships_git(df.resolved_base(stage))
+    has_git = git_at_start(df, parent)
+    for instr in df.stage_instructions(parent)[1:]:
+        if instr.cmd == "RUN":
+            has_git = _git_after(shell_text(instr), has_git)
+    return has_git
 
 
 def base_ships_git(image: str) -> bool:
@@ -113,23 +193,50 @@ def base_ships_git(image: str) -> bool:
 
 
 def git_need(df: Dockerfile, stage: Stage, instr: Instruction, root: Path) -> str | None:
-    """What in this RUN needs git: a git+ URL, a requirements file or a project naming one."""
-    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+    """What in this RUN needs git: a git+ URL, a requirements file or a project naming one.
 
+    An install of a file or project not found in the staged tree (a variable, a bind mount, a
+    path outside the COPYs) needs git if anything in the tree names a git+ requirement.
+    """
     text = shell_text(instr)
     url = _GIT_URL.search(text)
     if url:
         return url.group()
+    for kind, path in run_installs(df, stage, instr):
+        found = in_tree(df, stage, path, root) if "$" not in path else None
+        if found is None:
+            anywhere = tree_git_requirement(root)
+            if anywhere:
+                return f"{path} (not found in the staged tree, which names {anywhere})"
+            continue
+        need = _file_need(found, kind, root, set())
+        if need:
+            return need
+    return None
+
+
+def run_installs(df: Dockerfile, stage: Stage, instr: Instruction) -> Iterator[tuple[str, str]]:
+    """(kind, image path) for each file or project a RUN installs from, ENV/ARG expanded."""
+    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+    from releaselib.edit.dockerfile import expand
+
+    scope = df.stage_env(stage)
     cwd = df.workdir(stage, at=instr) or "/"
-    for words in deps.simple_commands(text):
+    for words in deps.simple_commands(shell_text(instr)):
         words = _command_words(words)
         if words[:1] == ["cd"] and len(words) == 2:
-            cwd = posixpath.join(cwd, words[1])
+            cwd = posixpath.join(cwd, expand(words[1], scope))
         for kind, path in _installed(words):
-            found = in_tree(df, stage, posixpath.normpath(posixpath.join(cwd, path)), root)
-            if found is None:
-                continue
-            need = _file_need(found, kind, root, set())
+            yield kind, posixpath.normpath(posixpath.join(cwd, expand(path, scope)))
+
+
+def tree_git_requirement(root: Path) -> str | None:
+    """The first git+ requirement of any requirements file or pyproject in the staged tree."""
+    for file in sorted(root.rglob("*")):
+        if ".git" in file.parts or not file.is_file():
+            continue
+        if file.name == "pyproject.toml" or (file.suffix == ".txt" and "requirement" in file.name):
+            need = _file_need(file, "requirements", root, set())
             if need:
                 return need
     return None
@@ -138,24 +245,39 @@ def git_need(df: Dockerfile, stage: Stage, instr: Instruction, root: Path) -> st
 def installed_files(df: Dockerfile, root: Path) -> list[Path]:
     """Every requirements file and pyproject in ``root`` that a RUN of ``df`` installs from,
     with the files those requirements files include through ``-r``/``-c``."""
-    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
-
     found: list[Path] = []
     for stage in df.stages:
         for instr in df.stage_instructions(stage):
-            if instr.cmd != "RUN":
-                continue
-            cwd = df.workdir(stage, at=instr) or "/"
-            for words in deps.simple_commands(shell_text(instr)):
-                words = _command_words(words)
-                if words[:1] == ["cd"] and len(words) == 2:
-                    cwd = posixpath.join(cwd, words[1])
-                for _, path in _installed(words):
-                    target = posixpath.normpath(posixpath.join(cwd, path))
-                    file = in_tree(df, stage, target, root)
+            if instr.cmd == "RUN":
+                for _, path in run_installs(df, stage, instr):
+                    file = in_tree(df, stage, path, root)
                     if file is not None:
                         found += with_includes(file)
     return list(dict.fromkeys(found))
+
+
+def constraint_only(df: Dockerfile, root: Path, files: list[Path]) -> set[Path]:
+    """The requirements files among ``files`` read only through ``-c`` (by another file or a
+    RUN of ``df``), never installed from: pip refuses URLs and extras in them."""
+    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+
+    read: dict[str, set[Path]] = {"-c": set(), "-r": set()}
+    for file in files:
+        if file.suffix != ".toml":
+            try:
+                text = file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            for option, include in deps.includes(text):
+                read[option].add((file.parent / include).resolve())
+    for stage in df.stages:
+        for instr in df.stage_instructions(stage):
+            if instr.cmd == "RUN":
+                for kind, path in run_installs(df, stage, instr):
+                    found = in_tree(df, stage, path, root)
+                    if found is not None:
+                        read["-c" if kind == "constraints" else "-r"].add(found.resolve())
+    return {f for f in files if f.resolve() in read["-c"] - read["-r"]}
 
 
 def with_includes(file: Path, seen: set[Path] | None = None) -> list[Path]:
@@ -189,17 +311,35 @@ def _is_assignment(word: str) -> bool:
 
 
 def _installed(words: list[str]) -> Iterator[tuple[str, str]]:
-    """("requirements"|"project", image path) for each file or project a command installs."""
-    if words[:2] == ["uv", "sync"]:
-        yield "project", _option(words, _PROJECT_OPTIONS) or "."
+    """("requirements"|"constraints"|"project", path) for each file or project a command
+    installs: pip (any, ``python -m pip``), ``uv pip install|sync`` and ``uv sync``."""
+    if len(words) > 2 and _PYTHON.fullmatch(words[0]) and words[1] == "-m":
+        words = words[2:]
+    if words and _UV.fullmatch(words[0]):
+        at = 1
+        while at < len(words) and words[at].startswith("-"):
+            at += 2 if words[at] in _UV_VALUE_OPTIONS else 1
+        sub = words[at:]
+        if sub[:1] == ["sync"]:
+            yield "project", _option(words, _PROJECT_OPTIONS) or "."
+        elif sub[:2] == ["pip", "sync"]:
+            yield from (("requirements", w) for w in _positional(sub[2:]))
+        elif sub[:2] == ["pip", "install"]:
+            yield from _pip_args(sub[2:])
         return
-    if "install" not in words:
-        return
-    at = words.index("install")
-    head = words[:at]
-    if not (head == ["uv", "pip"] or any(_PIP.fullmatch(w) for w in head)):
-        return
-    args = words[at + 1 :]
+    if "install" in words and any(_PIP.fullmatch(w) for w in words[: words.index("install")]):
+        yield from _pip_args(words[words.index("install") + 1 :])
+
+
+def _positional(args: list[str]) -> Iterator[str]:
+    skip = False
+    for word in args:
+        if not skip and not word.startswith("-"):
+            yield word
+        skip = word in _VALUE_OPTIONS
+
+
+def _pip_args(args: list[str]) -> Iterator[tuple[str, str]]:
     skip = False
     for index, word in enumerate(args):
         name, eq, value = word.partition("=")
@@ -208,20 +348,26 @@ def _installed(words: list[str]) -> Iterator[tuple[str, str]]:
         elif word in _VALUE_OPTIONS:
             skip = True
             if word in _INCLUDES and index + 1 < len(args):
-                yield "requirements", args[index + 1]
+                yield _include_kind(word), args[index + 1]
             elif word in ("-e", "--editable") and index + 1 < len(args):
                 yield from _project(args[index + 1])
         elif eq and name in _INCLUDES:
-            yield "requirements", value
+            yield _include_kind(name), value
         elif word[:2] in ("-r", "-c") and len(word) > 2 and word[2] != "-":
-            yield "requirements", word[2:]
+            yield _include_kind(word[:2]), word[2:]
         elif not word.startswith("-"):
             yield from _project(word)
 
 
+def _include_kind(option: str) -> str:
+    return "constraints" if option in ("-c", "--constraint") else "requirements"
+
+
 def _project(word: str) -> Iterator[tuple[str, str]]:
+    """A local project argument (``.``, ``./x``, ``server/../``, ``$DIR``), not a package name."""
     path = word.split("[", 1)[0]
-    if path.startswith((".", "/")):
+    local = "/" in path and not re.search(r"://|@|^git\+", path)
+    if path.startswith((".", "/", "$")) or local:
         yield "project", path
 
 
@@ -248,7 +394,7 @@ def _file_need(found: Path, kind: str, root: Path, seen: set[Path]) -> str | Non
     if found.suffix == ".toml":
         need = pyproject_git_requirement(found)
         return f"{shown}'s {need}" if need else None
-    if kind != "requirements":
+    if kind == "project":
         return None
     try:
         text = found.read_text(encoding="utf-8")
@@ -278,6 +424,12 @@ def pyproject_git_requirement(pyproject: Path) -> str | None:
         requirements += values
     for values in data.get("dependency-groups", {}).values():
         requirements += values
+    uv = data.get("tool", {}).get("uv", {})
+    requirements += uv.get("dev-dependencies", []) + uv.get("override-dependencies", [])
+    poetry = data.get("tool", {}).get("poetry", {}).get("dependencies", {})
+    for name, entry in poetry.items():
+        if isinstance(entry, dict) and "git" in entry:
+            return f"poetry dependency {name} (git)"
     for requirement in requirements:
         if isinstance(requirement, str) and _GIT_URL.search(requirement):
             return f"dependency {requirement!r}"

@@ -31,7 +31,7 @@ import yaml
 from huggingface_hub import SpaceCardData
 from huggingface_hub.repocard import REGEX_YAML_BLOCK
 
-from releaselib.edit.dockerfile import Dockerfile
+from releaselib.edit.dockerfile import Dockerfile, expand
 from releaselib.errors import StageError
 from releaselib.records import SPACE_ID, Change
 from releaselib.render import render
@@ -49,8 +49,9 @@ REMEDY = "fix the README front matter in the checkout"
 # Key order of a generated front matter, and of keys added to an existing one.
 _CARD_ORDER = ("title", "colorFrom", "colorTo", "sdk", "app_port", "base_path", "tags")
 # The Hub's opening line of a front matter block (see REGEX_YAML_BLOCK).
-# ``--port 8004``, ``--port=8004`` or ``--port ${PORT:-8000}`` in a CMD.
-_PORT_OPTION = re.compile(r"--port[= ](?:(\d+)\b|\$\{\w+:?-(\d+)\})")
+# ``--port 8004``/``--port=8004`` (uvicorn), ``-b 0.0.0.0:7860``/``--bind=:7860`` (gunicorn), in
+# an ENTRYPOINT + CMD whose ``$VAR``/``${VAR:-N}`` are expanded from the stage's ENV first.
+_PORT_OPTION = re.compile(r"(?:--port[= ]|(?:-b|--bind)[= ]\S*:)(\d+)\b")
 _OPENING = re.compile(r"\s*---(?:\r\n|\r|\n|$)")
 
 Problem = tuple[int | None, str]
@@ -186,11 +187,11 @@ def _yaml_port(env_dir: Path) -> int | None:
     if not isinstance(data, dict):
         raise StageError(f"{path}: not a YAML mapping", remedy="fix openenv.yaml")
     port = data.get("port")
-    if port is not None and not _is_port(port):
+    if port is not None and _as_port(port) is None:
         raise StageError(
             f"{path}: port must be an integer 1-65535, got {port!r}", remedy="fix openenv.yaml"
         )
-    return port
+    return _as_port(port)
 
 
 def _readme_port(env_dir: Path) -> int | None:
@@ -200,23 +201,27 @@ def _readme_port(env_dir: Path) -> int | None:
         front = _front_matter(_strip_bom(path.read_bytes().decode("utf-8")))
     except (OSError, UnicodeDecodeError, _Malformed):
         return None
-    port = front.data.get("app_port") if front is not None else None
-    return port if _is_port(port) else None
+    return _as_port(front.data.get("app_port")) if front is not None else None
 
 
 def _cmd_port(env_dir: Path) -> int | None:
-    """The literal ``--port N`` (or ``${VAR:-N}``) of the env Dockerfile's final CMD."""
+    """The port given in the env Dockerfile's final ENTRYPOINT + CMD, its variables expanded
+    from the stage's ENV (``--port $PORT`` with ``ENV PORT=7860`` is 7860)."""
     for path in (env_dir / "server" / "Dockerfile", env_dir / "Dockerfile"):
         if path.is_file():
             break
     else:
         return None
     try:
-        cmd = Dockerfile.parse(path.read_text(encoding="utf-8"), str(path)).cmd()
+        df = Dockerfile.parse(path.read_text(encoding="utf-8"), str(path))
     except (OSError, UnicodeDecodeError, StageError):
         return None
-    match = _PORT_OPTION.search(" ".join(cmd.argv)) if cmd is not None else None
-    return int(match.group(1) or match.group(2)) if match else None
+    entry = [i for i in df.stage_instructions() if i.cmd == "ENTRYPOINT"]
+    cmd = df.cmd()
+    words = [*(entry[-1].value if entry else ()), *(cmd.argv if cmd is not None else ())]
+    env = df.stage_env()
+    match = _PORT_OPTION.search(" ".join(expand(w, env) for w in words))
+    return _as_port(int(match.group(1))) if match else None
 
 
 def find_client_class(env_dir: Path) -> str | None:
@@ -441,6 +446,13 @@ _CHECKS: tuple[Callable[[_FrontMatter], Iterator[Problem]], ...] = (
     _check_short_description,
     _check_tags,
 )
+
+
+def _as_port(value: object) -> int | None:
+    """``value`` as a port: an integer 1-65535, or a string of one (``port: "8000"``)."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    return value if _is_port(value) else None
 
 
 def _is_port(value: object) -> TypeGuard[int]:

@@ -9,11 +9,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from releaselib.edit.deps import (
+    CONSTRAINT_DROPPED,
     OPENENV_DISTS,
     find_openenv_requirements,
     pinned_requirement,
@@ -21,6 +23,7 @@ from releaselib.edit.deps import (
     rewrite_requirement,
     rewrite_requirements_txt,
     rewrite_shell_command,
+    setup_requirement,
     why_pinned,
 )
 from releaselib.errors import StageError
@@ -295,6 +298,22 @@ def test_rewrite_requirements_txt_unparseable_openenv_line_names_line() -> None:
         rewrite_requirements_txt("x\nopenenv>=${V}\n", path="r.txt", dist="openenv", ref=REF)
 
 
+def test_rewrite_requirements_txt_continued_editable_and_archive_golden() -> None:
+    text = (GOLDEN / "requirements_hashed.txt").read_text()
+    new, changes = rewrite_requirements_txt(text, path="requirements.txt", dist="openenv", ref=REF)
+    check_golden("requirements_hashed.txt", new, changes)
+    assert "--hash=sha256:1111" not in new and "--hash=sha256:3333" in new
+
+
+def test_rewrite_requirements_txt_drops_openenv_from_a_constraints_file() -> None:
+    text = "fastapi==0.110.0\nopenenv-core==0.2.1  # pinned\nuvicorn\n"
+    new, changes = rewrite_requirements_txt(
+        text, path="c.txt", dist="openenv", ref=REF, constraints=True
+    )
+    assert new == "fastapi==0.110.0\nuvicorn\n"
+    assert changes == [Change("c.txt", 2, "openenv-core==0.2.1", "", CONSTRAINT_DROPPED)]
+
+
 # rewrite_shell_command
 
 
@@ -340,11 +359,25 @@ def test_rewrite_shell_command_pins(command: str, expected: str) -> None:
 @pytest.mark.parametrize(
     "command",
     [
+        "pip install -e git+https://github.com/huggingface/OpenEnv.git@v0.1.0#egg=openenv-core",
+        "pip install --editable=git+https://github.com/meta-pytorch/OpenEnv@v0.1.0#egg=openenv",
+        "pip install 'git+https://github.com/huggingface/OpenEnv.git@v0.1.0#subdirectory=src'",
+        "pip install https://files.pythonhosted.org/p/openenv_core-0.2.1-py3-none-any.whl",
+    ],
+)
+def test_rewrite_shell_command_pins_editable_subdirectory_and_archives(command: str) -> None:
+    new, changes = rewrite_shell_command(command, path="D", line=1, dist="openenv", ref=REF)
+    assert new.replace("'", '"') == f'pip install "{PINNED}"'
+    assert [c.before for c in changes] == [command.removeprefix("pip install ").strip("'")]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
         "pip install --no-cache-dir -e .",
         "pip install -r requirements.txt fastapi 'uvicorn>=0.24'",
         "echo openenv>=0.2 && apt-get install -y openenv",
         f"pip install '{PINNED}'",
-        "pip install -e git+https://github.com/huggingface/OpenEnv.git#egg=openenv",
         "uv sync --frozen  # then pip install openenv>=0.2",
     ],
 )
@@ -386,3 +419,64 @@ def test_rewrite_shell_command_unparseable_openenv_spec_is_an_error() -> None:
             dist="openenv",
             ref=REF,
         )
+
+
+def test_rewrite_pyproject_uv_override_dev_and_constraint_dependencies() -> None:
+    text = (
+        '[project]\nname = "demo"\nversion = "0"\n\n[tool.uv]\n'
+        'override-dependencies = ["openenv-core>=0.2"]\n'
+        'dev-dependencies = ["pytest", "openenv[cli]"]\n'
+        'constraint-dependencies = ["fastapi<1", "openenv-core==0.2.1"]\n'
+    )
+    new, changes = rewrite_pyproject(text, path="pyproject.toml", dist="openenv", ref=REF)
+    uv = tomllib.loads(new)["tool"]["uv"]
+    assert uv["override-dependencies"] == [PINNED]
+    assert uv["dev-dependencies"] == ["pytest", f"openenv[core,cli] @ {PINNED.split(' @ ')[1]}"]
+    assert uv["constraint-dependencies"] == ["fastapi<1"]
+    assert Change("pyproject.toml", 8, "openenv-core==0.2.1", "", CONSTRAINT_DROPPED) in changes
+
+
+def test_rewrite_pyproject_poetry_dependency_becomes_a_git_dependency_at_the_ref() -> None:
+    text = (
+        '[tool.poetry.dependencies]\npython = "^3.11"\nopenenv-core = "^0.2.0"\n\n'
+        '[tool.poetry.group.dev.dependencies]\nopenenv = {version = "*", extras = ["cli"]}\n'
+    )
+    new, changes = rewrite_pyproject(text, path="pyproject.toml", dist="openenv", ref=REF)
+    poetry = tomllib.loads(new)["tool"]["poetry"]
+    git = "https://github.com/huggingface/OpenEnv.git"
+    assert poetry["dependencies"]["openenv-core"] == {"git": git, "rev": REF, "extras": ["core"]}
+    assert poetry["group"]["dev"]["dependencies"]["openenv"]["extras"] == ["core", "cli"]
+    assert [c.before for c in changes] == [
+        'openenv-core = "^0.2.0"',
+        'openenv = {version = "*", extras = ["cli"]}',
+    ]
+    assert rewrite_pyproject(new, path="pyproject.toml", dist="openenv", ref=REF)[1] == []
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "named"),
+    [
+        (
+            "setup.py",
+            'setup(name="x", install_requires=["fastapi", "openenv-core>=0.2"])',
+            "openenv-core>=0.2",
+        ),
+        (
+            "setup.cfg",
+            "[options]\ninstall_requires =\n    fastapi\n    openenv[core]\n",
+            "openenv[core]",
+        ),
+        ("setup.py", 'setup(name="x", install_requires=["fastapi"], url="openenv")', None),
+    ],
+)
+def test_setup_requirement_finds_openenv_in_install_requires(
+    name: str, text: str, named: str | None
+) -> None:
+    assert setup_requirement(name, text) == named
+
+
+def test_staging_names_and_unmarks_a_requirements_pin_the_tool_wrote() -> None:
+    text = "openenv>=0.2.0,<0.2.2  # the env  # openenv-release pin (was openenv>=0.2.0)\n"
+    new, [change] = rewrite_requirements_txt(text, path="r.txt", dist="openenv", ref=REF)
+    assert new == f"{PINNED}  # the env\n"
+    assert "a pin openenv-release wrote" in change.why

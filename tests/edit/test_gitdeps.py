@@ -64,6 +64,49 @@ CASES: dict[str, dict[str, str]] = {
         "envs/demo/pyproject.toml": PYPROJECT,
     },
 }
+# Installs the reading cannot follow to a file fall back to "the tree names a git+ requirement".
+REQS = {"requirements.txt": f"{PIN}\n", "server/pyproject.toml": PYPROJECT}
+SLIM_APP = "FROM python:3.11-slim\nWORKDIR /app\nCOPY . /app\n"
+CASES |= {
+    "bind_mount_requirements": {
+        "Dockerfile": SLIM_APP + "RUN --mount=type=bind,source=requirements.txt,"
+        "target=/tmp/requirements.txt pip install -r /tmp/requirements.txt\n",
+        **REQS,
+    },
+    "heredoc_run": {
+        "Dockerfile": SLIM_APP + "RUN <<EOT\nset -e\npip install -r requirements.txt\nEOT\n",
+        **REQS,
+    },
+    "python_m_uv_sync": {
+        "Dockerfile": SLIM_APP + "RUN python -m uv sync\n",
+        "pyproject.toml": PYPROJECT,
+    },
+    "uv_global_option_sync": {
+        "Dockerfile": SLIM_APP + "RUN uv --no-cache --directory server sync\n",
+        **REQS,
+    },
+    "uv_pip_sync": {"Dockerfile": SLIM_APP + "RUN uv pip sync requirements.txt\n", **REQS},
+    "env_variable_requirements": {
+        "Dockerfile": SLIM_APP + "ENV REQ=requirements.txt\nRUN pip install -r ${REQ}\n",
+        **REQS,
+    },
+    "pip_install_parent_path": {
+        "Dockerfile": SLIM_APP + "RUN pip install server/../\n",
+        "pyproject.toml": PYPROJECT,
+    },
+    "apk_virtual_removed": {
+        "Dockerfile": "FROM python:3.12-alpine\nWORKDIR /app\nCOPY . /app\n"
+        "RUN apk add --virtual .build-deps gcc git && pip install -r requirements.txt "
+        "&& apk del .build-deps\nRUN pip install -r requirements.txt\n",
+        **REQS,
+    },
+    "apt_purge_removed": {
+        "Dockerfile": SLIM_APP + "RUN apt-get update && apt-get install -y git "
+        "&& pip install -r requirements.txt && apt-get purge -y git\n"
+        "RUN pip install ./server\n",
+        **REQS,
+    },
+}
 UNCHANGED: dict[str, dict[str, str]] = {
     "git_installed_first": {
         "Dockerfile": (
@@ -138,3 +181,36 @@ def test_without_a_context_no_git_is_added() -> None:
         ref="v0.2.2",
     )
     assert "apt-get" not in text and not [c for c in changes if "no git" in c.why]
+
+
+@pytest.mark.parametrize(
+    ("image", "command"),
+    [
+        ("registry.access.redhat.com/ubi9/ubi-minimal:9.4", "microdnf install -y git"),
+        ("fedora:40", "dnf install -y git"),
+        ("rockylinux:9", "dnf install -y git"),
+        ("amazonlinux:2", "yum install -y git"),
+        ("python:3.12-alpine3.20", "apk add --no-cache git"),
+        ("mcr.microsoft.com/playwright/python:v1.44.0-jammy", "apt-get install"),
+    ],
+)
+def test_git_is_installed_with_the_base_image_familys_package_manager(
+    tmp_path: Path, image: str, command: str
+) -> None:
+    write(tmp_path, {"Dockerfile": f"FROM {image}\nRUN pip install '{PIN}'\n"})
+    text, _ = rewrite(tmp_path)
+    assert command in text
+    (tmp_path / "Dockerfile").write_text(text)
+    assert list(check_git(tmp_path)) == []
+
+
+def test_an_unknown_image_family_gets_no_guess_and_the_check_names_the_stage(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path, {"Dockerfile": f"FROM example.com/mystery:1 AS app\nRUN pip install '{PIN}'\n"})
+    text, changes = rewrite(tmp_path)
+    assert "git" not in text.split("RUN pip")[0] and not [c for c in changes if "no git" in c.why]
+    (tmp_path / "Dockerfile").write_text(text)
+    [finding] = check_git(tmp_path)
+    assert "stage app" in finding.message and "example.com/mystery:1" in finding.message
+    assert finding.remedy == "install git in your Dockerfile before that RUN"

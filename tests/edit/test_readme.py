@@ -470,6 +470,21 @@ CMD_8004 = 'FROM python:3.11-slim\nCMD ["uvicorn", "app:app", "--port", "8004"]\
         ),
         ({"README.md": "\ufeff" + README_8004}, 8004),
         ({"README.md": "---\napp_port: eighty\n---\n"}, 8000),
+        ({"openenv.yaml": 'port: "8004"\n'}, 8004),
+        (
+            {
+                "Dockerfile": "FROM x\nENV PORT=7860\n"
+                'CMD ["sh", "-c", "uvicorn app:app --host 0.0.0.0 --port $PORT"]\n'
+            },
+            7860,
+        ),
+        ({"Dockerfile": "FROM x\nENV PORT=7861\nCMD uvicorn app:app --port ${PORT}\n"}, 7861),
+        (
+            {"Dockerfile": 'FROM x\nENTRYPOINT ["uvicorn", "app:app"]\nCMD ["--port", "8004"]\n'},
+            8004,
+        ),
+        ({"Dockerfile": 'FROM x\nCMD ["gunicorn", "-b", "0.0.0.0:7860", "app:app"]\n'}, 7860),
+        ({"Dockerfile": "FROM x\nCMD gunicorn --bind=:7862 app:app\n"}, 7862),
     ],
 )
 def test_app_port_precedence(tmp_path: Path, files: dict[str, str], port: int) -> None:
