@@ -585,6 +585,45 @@ def simple_commands(command: str) -> Iterator[list[str]]:
         yield segment
 
 
+#: Shells whose ``-c`` string is itself a command line (``sh -c "pip install ..."``).
+SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh"})
+
+
+def shell_string(words: list[str]) -> int | None:
+    """The index of the command string in ``sh -c STRING`` (also ``bash -lc``, ``-ec``...)."""
+    if not words or words[0].rsplit("/", 1)[-1] not in SHELLS:
+        return None
+    for index, word in enumerate(words[1:], start=1):
+        if not word.startswith("-"):
+            return None
+        if "c" in word[1:] and not word.startswith("--"):
+            return index + 1 if index + 1 < len(words) else None
+    return None
+
+
+def shell_commands(command: str) -> Iterator[list[str]]:
+    """``simple_commands``, with the commands inside a ``sh -c`` string read too."""
+    for words in simple_commands(command):
+        yield words
+        at = shell_string(command_words(words))
+        if at is not None:
+            yield from shell_commands(command_words(words)[at])
+
+
+def command_words(words: list[str]) -> list[str]:
+    """The words from the command word on: shell keywords, ``sudo``, ``VAR=value`` dropped."""
+    while words and (
+        words[0] in _PREFIX_WORDS or re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[0], re.DOTALL)
+    ):
+        words = words[1:]
+    return words
+
+
+_PREFIX_WORDS = frozenset(
+    {"then", "else", "do", "if", "elif", "while", "until", "!", "exec", "sudo"}
+)
+
+
 def _install_arguments(command: str) -> Iterator[tuple[int, re.Match[str], str]]:
     """(start, last word, requirement) for each package given to ``pip install`` in
     ``command``; an editable OpenEnv URL starts at its ``-e``, so the option goes with it."""

@@ -25,10 +25,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the Dockerfile model imports this module for its rewrite
     from releaselib.edit.dockerfile import Copy, Dockerfile, Instruction, Stage
 
-# A package-manager install whose package list names git (not git-lfs, not libgit2).
-GIT_INSTALL = re.compile(
-    r"\b(?:apt-get|apt|apk|yum|dnf|microdnf)\b[^;&|]*?\b(?:install|add)\b"
-    r"[^;&|]*?(?<![\w.+-])git(?:=\S*)?(?![\w.+-])"
+# Package managers, the verbs that install and remove with each, and their options that take
+# a value (so the value is not read as a package or the verb).
+PACKAGE_MANAGERS = frozenset({"apt-get", "apt", "apk", "dnf", "yum", "microdnf"})
+_INSTALL_VERBS = frozenset({"install", "add"})
+_REMOVE_VERBS = frozenset({"remove", "purge", "erase", "del", "autoremove"})
+_PM_VALUE_OPTIONS = frozenset(
+    {"-o", "--option", "-t", "--target-release", "--virtual", "-X", "--repository", "--setopt"}
 )
 APT_GIT = (
     "RUN apt-get update && apt-get install -y --no-install-recommends git "
@@ -47,10 +50,6 @@ _DEBIAN_IMAGES = frozenset(
     {"debian", "ubuntu", "python", "buildpack-deps", "node", "pytorch", "cuda", "golang", "rust"}
 )
 _DEBIAN_TAG = re.compile(r"bookworm|bullseye|buster|trixie|jammy|focal|noble|ubuntu|debian|slim")
-GIT_REMOVE = re.compile(
-    r"\b(?:(?:apt-get|apt|yum|dnf|microdnf)\b[^;&|]*?\b(?:remove|purge|erase)|apk\s+del)\b"
-    r"[^;&|]*?(?<![\w.+-])git(?![\w.+-])"
-)
 COMMENT = "# git for the git+ requirements below (added by openenv-release)"
 _GIT_URL = re.compile(r"git\+(?:https?|ssh|git|file)://\S+")
 _PIP = re.compile(r"(?:.*/)?pip\d*(?:\.\d+)*")
@@ -59,7 +58,6 @@ _UV = re.compile(r"(?:.*/)?uv")
 _UV_VALUE_OPTIONS = frozenset(
     {"--directory", "--project", "--cache-dir", "--config-file", "--color", "--python", "-p"}
 )
-_PREFIX_WORDS = frozenset({"then", "else", "do", "if", "elif", "while", "until", "!", "exec"})
 _PROJECT_OPTIONS = frozenset({"--project", "--directory"})
 _INCLUDES = frozenset({"-r", "--requirement", "-c", "--constraint"})
 _VALUE_OPTIONS = _INCLUDES | frozenset({"-e", "--editable", "-t", "--target", "--prefix"})
@@ -76,8 +74,7 @@ def missing_git(df: Dockerfile, root: Path) -> Iterator[tuple[Stage, Instruction
             if instr.cmd != "RUN":
                 continue
             text = shell_text(instr)
-            installs = GIT_INSTALL.search(text) is not None
-            if not has_git and not installs:
+            if not has_git and not installs_git(text):
                 need = git_need(df, stage, instr, root)
                 if need:
                     yield stage, instr, need
@@ -88,22 +85,57 @@ def _git_after(text: str, had: bool) -> bool:
     """Whether git is there after a RUN with shell ``text`` that began with git or not."""
     if removes_git(text):
         return False
-    return had or GIT_INSTALL.search(text) is not None
+    return had or installs_git(text)
+
+
+def package_commands(text: str) -> Iterator[tuple[str, str, list[str]]]:
+    """(manager, verb, packages) for each package-manager command of a RUN's shell text, read
+    from parsed commands (the manager is the command word, also inside ``sh -c``), so text that
+    only mentions one (``echo apt-get install git``) is not a command."""
+    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+
+    for words in deps.shell_commands(text):
+        words = _command_words(words)
+        if not words or posixpath.basename(words[0]) not in PACKAGE_MANAGERS:
+            continue
+        args: list[str] = []
+        skip = False
+        for word in words[1:]:
+            if skip:
+                skip = False
+            elif word.startswith("-"):
+                skip = word in _PM_VALUE_OPTIONS
+            else:
+                args.append(word)
+        if args:
+            yield posixpath.basename(words[0]), args[0], args[1:]
+
+
+def _is_git(package: str) -> bool:
+    """True for the git package, with an optional version (``git=1:2.39*``, ``git>2``)."""
+    return re.fullmatch(r"git(?:[=<>~].*)?", package) is not None
+
+
+def installs_git(text: str) -> bool:
+    """True if a RUN's shell text installs the git package with a package manager."""
+    return any(
+        verb in _INSTALL_VERBS and any(_is_git(p) for p in packages)
+        for _, verb, packages in package_commands(text)
+    )
 
 
 def removes_git(text: str) -> bool:
     """True if a RUN removes git: by name, or an apk virtual package that installed it."""
     from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
 
-    if GIT_REMOVE.search(text):
-        return True
     virtuals: set[str] = set()
-    for words in deps.simple_commands(text):
+    for words in deps.shell_commands(text):
         words = _command_words(words)
-        if words[:2] == ["apk", "add"] and "git" in words:
+        if words[:2] == ["apk", "add"] and any(_is_git(w) for w in words):
             virtuals |= {v for o, v in itertools.pairwise(words) if o in ("--virtual", "-t")}
             virtuals |= {w.partition("=")[2] for w in words if w.startswith("--virtual=")}
-        elif words[:2] == ["apk", "del"] and virtuals & set(words[2:]):
+    for _, verb, packages in package_commands(text):
+        if verb in _REMOVE_VERBS and any(_is_git(p) or p in virtuals for p in packages):
             return True
     return False
 
@@ -300,14 +332,9 @@ def with_includes(file: Path, seen: set[Path] | None = None) -> list[Path]:
 
 
 def _command_words(words: list[str]) -> list[str]:
-    """The command's words without a leading shell keyword, ``sudo`` or VAR=value prefixes."""
-    while words and (words[0] in _PREFIX_WORDS or words[0] == "sudo" or _is_assignment(words[0])):
-        words = words[1:]
-    return words
+    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
 
-
-def _is_assignment(word: str) -> bool:
-    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", word, re.DOTALL) is not None
+    return deps.command_words(words)
 
 
 def _installed(words: list[str]) -> Iterator[tuple[str, str]]:

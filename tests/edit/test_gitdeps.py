@@ -106,6 +106,12 @@ CASES |= {
         "RUN pip install ./server\n",
         **REQS,
     },
+    # Text that only mentions a git install installs nothing: commands are parsed.
+    "echo_mentions_git_install": {
+        "Dockerfile": SLIM_APP + "RUN echo apt-get install -y git\n"
+        "RUN /venv/bin/pip install -r requirements.txt\n",
+        **REQS,
+    },
 }
 UNCHANGED: dict[str, dict[str, str]] = {
     "git_installed_first": {
@@ -118,6 +124,13 @@ UNCHANGED: dict[str, dict[str, str]] = {
         "Dockerfile": (
             "FROM python:3.11-slim AS builder\nRUN apt-get install -y git curl\n"
             f"FROM builder\nRUN pip install '{PIN}'\n"
+        ),
+    },
+    "git_installed_in_sh_c": {
+        "Dockerfile": (
+            "FROM python:3.11-slim\nRUN DEBIAN_FRONTEND=noninteractive sh -c "
+            "'apt-get -o Acquire::Retries=3 update && apt-get -o Acquire::Retries=3 install -y "
+            f"git=1:2.39*'\nRUN pip install '{PIN}'\n"
         ),
     },
     "full_python_image": {"Dockerfile": f"FROM python:3.11\nRUN pip install '{PIN}'\n"},
