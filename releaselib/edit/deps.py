@@ -31,7 +31,7 @@ import re
 import shlex
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeAlias
 
 import tomlkit
 from packaging.markers import InvalidMarker, Marker
@@ -109,6 +109,8 @@ def rewrite_requirement(spec: str, *, dist: str, ref: str) -> str | None:
         if req is None:
             return None
         new = pinned_requirement(dist, ref, _marker(spec, req), extras=tuple(req.extras))
+        if req.url and str(req) == str(Requirement(new)):  # pinned, spaced another way
+            return None
     return None if new == spec.strip() else new
 
 
@@ -260,19 +262,37 @@ def included_files(text: str) -> list[str]:
 def rewrite_shell_command(
     command: str, *, path: str, line: int, dist: str, ref: str
 ) -> tuple[str, list[Change]]:
-    """Pin OpenEnv specs given to ``pip install`` (any pip, ``uv pip``) in one RUN instruction.
+    """Pin OpenEnv specs given to an installer in one RUN instruction: ``pip install`` (any
+    pip, ``uv pip``), ``uv add``, ``uv tool install``, ``uv run --with``, ``uvx --from``,
+    ``pipx install|run --spec|inject``; a ``sh -c`` string is rewritten inside and re-quoted.
 
     ``line`` is the file line where ``command`` starts; only the rewritten words change.
     """
     pieces: list[str] = []
     changes: list[Change] = []
     done = 0
-    for start, match, value in _install_arguments(command):
+    for start, match, value, prefix in _install_arguments(command):
         word_line = line + command.count("\n", 0, start)
+        if prefix is None:  # the string of sh -c
+            inner, found = rewrite_shell_command(
+                value, path=path, line=word_line, dist=dist, ref=ref
+            )
+            if found:
+                pieces += [command[done:start], _shell_quote(inner, match.group()[0])]
+                done = match.end()
+                changes += found
+            continue
         new = _rewrite_at(value, path, word_line, dist=dist, ref=ref)
         if new is None:
             continue
-        pieces += [command[done:start], _shell_quote(new, match.group()[0])]
+        option = prefix.rstrip("=") or "".join(command[:start].split()[-1:])
+        if option == "--with" and "," in new:  # uv reads --with a,b as two packages
+            raise StageError(
+                f"{path}:{word_line}: cannot pin {value!r} given to --with "
+                "(uv splits its value at commas)",
+                remedy="install OpenEnv with pip install or a requirements file instead",
+            )
+        pieces += [command[done:start], _shell_quote(prefix + new, match.group()[0])]
         done = match.end()
         why, before = why_pinned(value, ref), value
         if start != match.start() or _EDITABLE.fullmatch(_unquote(match.group())):
@@ -280,6 +300,42 @@ def rewrite_shell_command(
             before = " ".join(_unquote(w) for w in command[start : match.end()].split())
         changes.append(Change(path, word_line, before, new, why))
     return "".join([*pieces, command[done:]]), changes
+
+
+def shell_specs(command: str) -> list[str]:
+    """Every OpenEnv requirement an installer in ``command`` is given (``sh -c`` strings read)."""
+    found = []
+    for _, _, value, prefix in _install_arguments(command):
+        if prefix is None:
+            found += shell_specs(value)
+        elif _names_openenv(value):
+            found.append(value)
+    return found
+
+
+def rewrite_words(value: str, *, path: str, line: int, dist: str, ref: str) -> str | None:
+    """``value`` (an ARG or ENV value a RUN expands) with each OpenEnv requirement among its
+    whitespace-separated words pinned in the form without spaces (``openenv[core]@git+...``),
+    which survives word splitting of an unquoted ``$VAR``; None if nothing changes. A spec
+    that needs spaces (a marker) cannot be written so: StageError naming it."""
+    if _names_openenv(value.strip()) and parse_requirement(value.strip()) is not None:
+        words = [value.strip()]
+    else:
+        words = value.split()
+    out, changed = [], False
+    for word in words:
+        new = _rewrite_at(word, path, line, dist=dist, ref=ref) if _names_openenv(word) else None
+        if new is not None and " ; " in new:
+            raise StageError(
+                f"{path}:{line}: cannot pin {word!r} in a build variable (its marker needs "
+                "spaces, which word splitting breaks)",
+                remedy="install OpenEnv with pip install or a requirements file instead",
+            )
+        compact = new.replace(" @ ", "@") if new is not None else None
+        if compact is not None and compact != word:
+            changed = True
+        out.append(compact or word)
+    return " ".join(out) if changed else None
 
 
 def _rewrite_at(spec: str, path: str, line: int | None, *, dist: str, ref: str) -> str | None:
@@ -624,9 +680,14 @@ _PREFIX_WORDS = frozenset(
 )
 
 
-def _install_arguments(command: str) -> Iterator[tuple[int, re.Match[str], str]]:
-    """(start, last word, requirement) for each package given to ``pip install`` in
-    ``command``; an editable OpenEnv URL starts at its ``-e``, so the option goes with it."""
+InstallArgument: TypeAlias = tuple[int, re.Match[str], str, str | None]
+
+
+def _install_arguments(command: str) -> Iterator[InstallArgument]:
+    """(start, last word, requirement, prefix) for each package given to an installer in
+    ``command``: an editable OpenEnv URL starts at its ``-e``, so the option goes with it;
+    ``prefix`` is ``--with=`` and the like for an option written with its value, and None
+    for the string of ``sh -c`` (the value is then a command line)."""
     segment: list[re.Match[str]] = []
     for token in _SHELL_TOKEN.finditer(command):
         if token.lastgroup == "word":
@@ -637,9 +698,20 @@ def _install_arguments(command: str) -> Iterator[tuple[int, re.Match[str], str]]
     yield from _packages(segment)
 
 
-def _packages(words: list[re.Match[str]]) -> Iterator[tuple[int, re.Match[str], str]]:
-    """Package arguments of one simple command, if it is a pip install."""
+def _packages(words: list[re.Match[str]]) -> Iterator[InstallArgument]:
+    """Package arguments of one simple command, if it is an installer (or ``sh -c``)."""
     values = [_unquote(w.group()) for w in words]
+    if values[:1] and values[0].upper() == "RUN":  # a RUN text: keyword and BuildKit flags
+        while len(values) > 1 and values[1].startswith("--"):
+            words, values = words[1:], values[1:]
+        words, values = words[1:], values[1:]
+    skipped = len(values) - len(command_words(values))
+    words, values = words[skipped:], values[skipped:]
+    at = shell_string(values)
+    if at is not None:
+        yield words[at].start(), words[at], values[at], None
+        return
+    yield from _tool_packages(words, values)
     if "install" not in values:
         return
     at = values.index("install")
@@ -649,12 +721,58 @@ def _packages(words: list[re.Match[str]]) -> Iterator[tuple[int, re.Match[str], 
     for word, value in zip(words[at + 1 :], values[at + 1 :], strict=True):
         editable = _EDITABLE.fullmatch(value)
         if option in ("-e", "--editable") and _bare_openenv_url(value) is not None:
-            yield previous.start(), word, value
+            yield previous.start(), word, value, ""
         elif editable is not None and _bare_openenv_url(editable.group("value")) is not None:
-            yield word.start(), word, editable.group("value")
+            yield word.start(), word, editable.group("value"), ""
         elif option not in _OPTIONS_WITH_VALUE and not value.startswith("-"):
-            yield word.start(), word, value
+            yield word.start(), word, value, ""
         option, previous = value, word
+
+
+# uv and pipx: options whose value is a package, the subcommands that take packages as
+# arguments, and options whose value is not a package.
+_WITH_OPTIONS = frozenset({"--with", "--from", "--spec", "--with-editable"})
+_TOOL_SUBCOMMANDS = {"uv": (("add",), ("tool", "install")), "pipx": (("install",), ("inject",))}
+_TOOL_VALUE_OPTIONS = frozenset(
+    {"--group", "--optional", "--extra", "--python", "-p", "--index", "--index-url",
+     "--directory", "--project", "--package", "--suffix", "--pip-args"}
+)  # fmt: skip
+
+
+def _tool_packages(words: list[re.Match[str]], values: list[str]) -> Iterator[InstallArgument]:
+    """Packages given to ``uv``, ``uvx`` or ``pipx``: values of ``--with``/``--from``/``--spec``
+    anywhere, and the arguments of ``uv add``, ``uv tool install``, ``pipx install|inject``."""
+    tool = values[0].rsplit("/", 1)[-1] if values else ""
+    if tool not in ("uv", "uvx", "pipx"):
+        return
+    plain = [i for i, v in enumerate(values[1:], start=1) if not v.startswith("-")]
+    takes = next(
+        (
+            len(s)
+            for s in _TOOL_SUBCOMMANDS.get(tool, ())
+            if tuple(values[i] for i in plain[: len(s)]) == s
+        ),
+        0,
+    )
+    first = (
+        plain[takes - 1] + 1 + (1 if values[plain[takes - 1]] == "inject" else 0) if takes else 0
+    )
+    option = ""
+    for index in range(1, len(values)):
+        value = values[index]
+        name, eq, rest = value.partition("=")
+        if option in _WITH_OPTIONS:
+            yield words[index].start(), words[index], value, ""
+        elif eq and name in _WITH_OPTIONS:
+            yield words[index].start(), words[index], rest, name + "="
+        elif (
+            takes
+            and index >= first
+            and not value.startswith("-")
+            and option not in _TOOL_VALUE_OPTIONS
+        ):
+            yield words[index].start(), words[index], value, ""
+        option = value
 
 
 def _unquote(word: str) -> str:

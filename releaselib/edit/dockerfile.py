@@ -330,6 +330,7 @@ def rewrite_for_space(
     rw = _Rewrite(Dockerfile.parse(text, path))
     rw.base_images(base_image)
     rw.run_lines(dist, ref)
+    rw.build_variables(dist, ref)
     if context is not None:
         rw.git(context)
     rw.uv_install()
@@ -395,6 +396,30 @@ class _Rewrite:
             if pins or unfrozen:
                 self.apply(Edit(instr.start_line, instr.end_line, command))
                 self.changes += pins + unfrozen
+
+    def build_variables(self, dist: str, ref: str) -> None:
+        """Pin OpenEnv requirements in ARG and ENV values a RUN expands (``pip install $SPEC``)."""
+        from releaselib.edit import deps  # lazily: tomlkit and packaging are slow to import
+
+        runs = "\n".join(i.text for i in self.df.instructions if i.cmd == "RUN")
+        for index in range(len(self.df.instructions)):
+            instr = self.df.instructions[index]
+            for name, value in build_variables(instr):
+                if not re.search(rf"\$\{{?{re.escape(name)}\b", runs):
+                    continue
+                new = deps.rewrite_words(
+                    value, path=self.df.path, line=instr.start_line, dist=dist, ref=ref
+                )
+                if new is None:
+                    continue
+                why = f"${name} holds an OpenEnv requirement a RUN installs; pinned to {ref}"
+                if instr.cmd == "ARG":
+                    self.replace(instr, _arg_text(instr, name, new), why)
+                elif _is_legacy_env(instr):
+                    self.replace(instr, f"ENV {_env_word(name, new)}", why)
+                else:
+                    self.replace(instr, _set_env_word(instr, name, new), why)
+                instr = self.df.instructions[index]
 
     def git(self, context: Path) -> None:
         """Install git before the first RUN of each stage that installs a git+ requirement
@@ -561,6 +586,17 @@ def _arg_defaults(
         name, eq, default = item.partition("=")
         out[name] = expand(default, {**scope, **_known(out)}, escape) if eq else None
     return out
+
+
+def build_variables(instr: Instruction) -> list[tuple[str, str]]:
+    """(name, value) of each ARG default or ENV value of ``instr`` written without a variable."""
+    if instr.cmd == "ARG":
+        pairs = [v.partition("=")[::2] for v in instr.value if "=" in v]
+    elif instr.cmd == "ENV":
+        pairs = _pairs(instr)
+    else:
+        return []
+    return [(name, expand(value, {})) for name, value in pairs if "$" not in value]
 
 
 def _pairs(instr: Instruction) -> list[tuple[str, str]]:

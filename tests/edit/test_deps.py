@@ -480,3 +480,27 @@ def test_staging_names_and_unmarks_a_requirements_pin_the_tool_wrote() -> None:
     new, [change] = rewrite_requirements_txt(text, path="r.txt", dist="openenv", ref=REF)
     assert new == f"{PINNED}  # the env\n"
     assert "a pin openenv-release wrote" in change.why
+
+
+@pytest.mark.parametrize(
+    ("dockerfile", "named"),
+    [
+        (
+            "FROM python:3.11-slim\nARG OE='openenv==0.2.1 ; python_version>\"3.10\"'\n"
+            'RUN pip install "$OE"\n',
+            "Dockerfile:2: cannot pin 'openenv==0.2.1 ; python_version>\"3.10\"'",
+        ),
+        (
+            "FROM python:3.11-slim\nRUN uv run --with 'openenv[cli]==0.2.1' python x.py\n",
+            "Dockerfile:2: cannot pin 'openenv[cli]==0.2.1' given to --with",
+        ),
+    ],
+)
+def test_an_openenv_spec_that_cannot_be_pinned_safely_fails_naming_it(
+    dockerfile: str, named: str
+) -> None:
+    from releaselib.edit.dockerfile import rewrite_for_space
+
+    with pytest.raises(StageError) as exc:
+        rewrite_for_space(dockerfile, path="Dockerfile", base_image="x:1", dist="openenv", ref="v1")
+    assert exc.value.message.startswith(named)
