@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 from releaselib.config import check_image
 from releaselib.edit import gitdeps
-from releaselib.edit.dockerfile import Copy, Dockerfile, Stage
+from releaselib.edit.dockerfile import Copy, Dockerfile, Stage, build_variables
 from releaselib.errors import StageError, UsageError
 from releaselib.hookspecs import hookimpl
 from releaselib.records import Check, Finding
@@ -35,6 +36,11 @@ def openenv_release_checks() -> tuple[Check, ...]:
             check_stdlib_shadowing,
         ),
         Check("git-for-git-deps", "git is installed before git+ installs", check_git),
+        Check(
+            "openenv-pinned",
+            "every OpenEnv requirement the build reads is pinned to one OpenEnv git ref",
+            check_openenv_pinned,
+        ),
         Check("copy-source-missing", "every COPY source exists in the tree", check_copies),
         Check("cmd-json-form", "the final CMD is in JSON form", check_cmd_form),
         Check(
@@ -103,6 +109,57 @@ def check_git(stage_dir: Path) -> Iterator[Finding]:
             if not known
             else f"install git earlier in the stage: {gitdeps.APT_GIT}",
         )
+
+
+def check_openenv_pinned(stage_dir: Path) -> Iterator[Finding]:
+    """Every OpenEnv requirement in a file the build reads (Dockerfile RUN, ARG and ENV text,
+    requirements files, pyprojects and their uv sources, conda environments) is a git URL to
+    the OpenEnv repository at a fixed ref, the same ref everywhere: staging pins them all, so
+    a finding is a spec staging left for PyPI to resolve."""
+    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+
+    df = _parsed(stage_dir)
+    if df is None:
+        return
+    found: list[tuple[str, int | None, str, str | None]] = []  # file, line, spec, ref
+    runs = "\n".join(i.text for i in df.instructions if i.cmd == "RUN")
+    for instr in df.instructions:
+        specs = deps.shell_specs(instr.text) if instr.cmd == "RUN" else []
+        for name, value in build_variables(instr):
+            if re.search(rf"\$\{{?{re.escape(name)}\b", runs):
+                specs += [w for w in value.split() if deps.names_openenv(w)]
+        found += [(DOCKERFILE, instr.start_line, s, deps.pinned_ref(s)) for s in specs]
+    for file in gitdeps.build_files(df, stage_dir):
+        rel = file.relative_to(stage_dir).as_posix()
+        try:
+            text = file.read_text(encoding="utf-8")
+            if file.suffix == ".toml":
+                specs = deps.find_openenv_requirements(text, path=rel)
+                found += [(rel, deps.line_of(text, s, 1), s, deps.pinned_ref(s)) for s in specs]
+                found += [(rel, n, e, ref) for n, e, ref in deps.source_specs(text, rel)]
+            else:
+                found += [(rel, n, s, deps.pinned_ref(s)) for n, s in deps.requirements_specs(text)]
+        except (OSError, UnicodeDecodeError, StageError):
+            continue  # staging reports files it cannot read or parse
+    for file in gitdeps.conda_environments(stage_dir):
+        rel = file.relative_to(stage_dir).as_posix()
+        try:
+            specs = deps.conda_specs(file.read_text(encoding="utf-8"), rel)
+        except (OSError, UnicodeDecodeError, StageError):
+            continue
+        found += [(rel, None, s, deps.pinned_ref(s)) for s in specs]
+    refs = Counter(ref for *_, ref in found if ref is not None)
+    main = refs.most_common(1)[0][0] if refs else None
+    for where, line, spec, ref in found:
+        if ref is None or ref != main:
+            at = f"pinned to {ref}, not {main} like the others" if ref else "not pinned to a ref"
+            yield Finding(
+                "openenv-pinned",
+                where,
+                line,
+                f"OpenEnv requirement {spec!r} is {at}",
+                "stage the env again; if it stays, report the form staging left unpinned",
+            )
 
 
 def check_copies(stage_dir: Path) -> Iterator[Finding]:

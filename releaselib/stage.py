@@ -496,6 +496,9 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
                 "cannot pin to the release",
                 remedy="move the OpenEnv requirement to pyproject.toml or requirements.txt",
             )
+    for env_file in gitdeps.conda_environments(stage_dir):  # no comment-keeping YAML editor: refuse
+        rel = env_file.relative_to(stage_dir).as_posix()
+        deps.check_conda_environment(read_text(env_file, stage_dir), path=rel, **pin)
     files = staged_requirement_files(original, spec, stage_dir)
     constraints = gitdeps.constraint_only(original, stage_dir, files)
     for file in files:

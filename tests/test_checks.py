@@ -265,3 +265,33 @@ def test_readme_metadata_the_hub_would_refuse(tmp_path: Path) -> None:
 def test_readme_missing(tmp_path: Path) -> None:
     make_tree(tmp_path).joinpath("README.md").unlink()
     assert only(run("readme-metadata", tmp_path)).message == "no README.md"
+
+
+# -- openenv-pinned -----------------------------------------------------------------------------
+
+FORMS = Path(__file__).parent / "edit" / "golden" / "dockerfile" / "openenv_forms"
+
+
+def test_openenv_left_for_pypi_anywhere_the_build_reads_is_named(tmp_path: Path) -> None:
+    dockerfile = FORMS.with_suffix(".Dockerfile").read_text()
+    source = 'openenv = { git = "https://github.com/huggingface/OpenEnv.git", rev = "v0.1.0" }'
+    files = {
+        "requirements.txt": "fastapi\nopenenv-core>=0.2  # loose\n",
+        "pyproject.toml": PYPROJECT + f"[tool.uv.sources]\n{source}\n",
+        "environment.yml": "dependencies:\n  - pip:\n    - openenv-core==0.2.1\n",
+    }
+    findings = run("openenv-pinned", make_tree(tmp_path, dockerfile, files))
+    where = sorted((f.file, f.line or 0) for f in findings)
+    assert where == [
+        *[("Dockerfile", line) for line in (3, 4, 5, *range(9, 16))],
+        ("environment.yml", 0),
+        ("pyproject.toml", 5),
+        ("requirements.txt", 2),
+    ]
+    assert (
+        "is pinned to v0.1.0, not v0.3.1"
+        in next(f for f in findings if f.file == "pyproject.toml").message
+    )
+    # the staged rewrite of the same Dockerfile passes: the check proves the rewrite
+    staged = FORMS.with_suffix(".expected.Dockerfile").read_text()
+    assert run("openenv-pinned", make_tree(tmp_path / "staged", staged)) == []

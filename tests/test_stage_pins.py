@@ -130,3 +130,15 @@ def test_a_constraints_only_file_loses_its_openenv_line(repo: Path, tmp_path: Pa
     assert staged.ok, staged.error
     assert (staged.staged_dir / "constraints.txt").read_text() == "fastapi<1\n"
     assert replaced_after(staged.changes, "openenv-core==0.2.1") == ""
+
+
+def test_a_conda_environment_naming_openenv_fails_the_env_with_one_line(
+    repo: Path, tmp_path: Path
+) -> None:
+    conda = "name: x\ndependencies:\n  - python=3.11\n  - pip:\n    - openenv-core==0.2.1  # old\n"
+    make_env(repo, "a_env", **{"environment.yml": conda})
+    make_env(repo, "b_env")
+    staged = stage(repo, tmp_path)
+    error = staged["a_env"].error or ""
+    assert "environment.yml: its pip section names 'openenv-core==0.2.1'" in error
+    assert "\n" not in error and staged["b_env"].ok

@@ -151,6 +151,83 @@ def rewrite_pyproject(text: str, *, path: str, dist: str, ref: str) -> tuple[str
     return (tomlkit.dumps(doc) if changes else text), changes
 
 
+def pinned_ref(spec: str) -> str | None:
+    """The ref an OpenEnv requirement is pinned to (a git URL to the OpenEnv repository at an
+    explicit ref that is not a moving branch), else None."""
+    bare = _bare_openenv_url(spec)
+    if bare is None:
+        try:
+            url = Requirement(spec).url or ""
+        except InvalidRequirement:
+            return None
+    else:
+        url = spec.partition(";")[0].strip()
+    match = OPENENV_URL.fullmatch(url)
+    ok = match is not None and url.startswith(OPENENV_GIT + "@")
+    return match.group("ref") if ok and match and match.group("ref") not in MOVING_REFS else None
+
+
+def names_openenv(spec: str) -> bool:
+    """True if ``spec`` names OpenEnv (whether or not it parses)."""
+    return _names_openenv(spec)
+
+
+def requirements_specs(text: str) -> list[tuple[int, str]]:
+    """(line, spec) of each OpenEnv requirement of a requirements file (editable ones too)."""
+    found = []
+    for number, _, joined in _logical_lines(text.split("\n")):
+        start, end = _requirement_span(joined)
+        spec = joined[start:end]
+        editable = _EDITABLE.fullmatch(spec)
+        spec = editable.group("value") if editable is not None else spec
+        if spec and not spec.startswith("-") and _names_openenv(spec):
+            found.append((number, spec))
+    return found
+
+
+def source_specs(text: str, path: str) -> list[tuple[int | None, str, str | None]]:
+    """(line, entry, ref or None) of each OpenEnv ``[tool.uv.sources]`` entry of a pyproject:
+    the ref when it is the OpenEnv repository at a fixed rev."""
+    sources = parse_toml(text, path).get("tool", {}).get("uv", {}).get("sources", {})
+    found = []
+    for key in [k for k in sources if canonicalize_name(k) in OPENENV_DISTS]:
+        value = sources[key]
+        for entry in value if isinstance(value, list) else [value]:
+            git = isinstance(entry, dict) and entry.get("git") == OPENENV_GIT.removeprefix("git+")
+            rev = entry.get("rev") if git else None
+            shown = f"{key} = {entry.as_string().strip() if hasattr(entry, 'as_string') else entry}"
+            ok = isinstance(rev, str) and rev not in MOVING_REFS
+            found.append((_source_line(text, key), shown, str(rev) if ok else None))
+    return found
+
+
+def conda_specs(text: str, path: str) -> list[str]:
+    """The OpenEnv requirements in the ``pip:`` sections of a conda ``environment.yml``."""
+    import yaml  # lazily: only envs with a conda environment need it
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise StageError(f"{path}: not valid YAML ({exc})", remedy=REMEDY) from exc
+    entries = data.get("dependencies", []) if isinstance(data, dict) else []
+    pips = [e["pip"] for e in entries if isinstance(e, dict) and isinstance(e.get("pip"), list)]
+    return [str(s) for pip in pips for s in pip if isinstance(s, str) and _names_openenv(s)]
+
+
+def check_conda_environment(text: str, *, path: str, dist: str, ref: str) -> None:
+    """StageError naming the file and the spec when a conda environment's ``pip:`` section
+    names OpenEnv other than pinned to ``ref``: no comment-keeping YAML editor is installed
+    (ruamel.yaml), so staging cannot rewrite it safely."""
+    for spec in conda_specs(text, path):
+        if _rewrite_at(spec, path, None, dist=dist, ref=ref) is not None:
+            raise StageError(
+                f"{path}: its pip section names {spec!r}, which staging cannot rewrite "
+                "(no comment-keeping YAML editor)",
+                remedy=f"write {pinned_requirement(dist, ref)!r} there, or move it to "
+                "requirements.txt",
+            )
+
+
 def setup_requirement(path: str, text: str) -> str | None:
     """The OpenEnv requirement a ``setup.py``/``setup.cfg`` names, if any: staging does not edit
     Python code, so such an env cannot be pinned and fails."""

@@ -288,6 +288,28 @@ def installed_files(df: Dockerfile, root: Path) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
+def conda_environments(root: Path) -> list[Path]:
+    """The conda environment files (``environment*.yml``/``.yaml``) of a staged tree, outside
+    ``src/`` (OpenEnv's own code)."""
+    return [
+        f
+        for f in sorted(root.rglob("environment*.y*ml"))
+        if f.is_file() and f.suffix in (".yml", ".yaml") and f.relative_to(root).parts[0] != "src"
+    ]
+
+
+def build_files(df: Dockerfile, root: Path) -> list[Path]:
+    """Every requirements file and pyproject of the staged tree the build may read: the root's
+    and each env's pyproject, ``requirements*.txt`` outside ``src/`` with their includes, and
+    whatever a RUN installs from."""
+    named = [
+        p for p in sorted(root.rglob("requirements*.txt")) if p.relative_to(root).parts[0] != "src"
+    ]
+    pyprojects = [root / "pyproject.toml", *sorted(root.glob("envs/*/pyproject.toml"))]
+    files = [*pyprojects, *(f for n in named for f in with_includes(n)), *installed_files(df, root)]
+    return [f for f in dict.fromkeys(files) if f.is_file()]
+
+
 def constraint_only(df: Dockerfile, root: Path, files: list[Path]) -> set[Path]:
     """The requirements files among ``files`` read only through ``-c`` (by another file or a
     RUN of ``df``), never installed from: pip refuses URLs and extras in them."""
