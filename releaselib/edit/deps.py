@@ -153,7 +153,7 @@ def rewrite_pyproject(text: str, *, path: str, dist: str, ref: str) -> tuple[str
 
 def pinned_ref(spec: str) -> str | None:
     """The ref an OpenEnv requirement is pinned to (a git URL to the OpenEnv repository at an
-    explicit ref that is not a moving branch), else None."""
+    explicit ref; ``main`` too, which a release of main pins to), else None."""
     bare = _bare_openenv_url(spec)
     if bare is None:
         try:
@@ -164,7 +164,7 @@ def pinned_ref(spec: str) -> str | None:
         url = spec.partition(";")[0].strip()
     match = OPENENV_URL.fullmatch(url)
     ok = match is not None and url.startswith(OPENENV_GIT + "@")
-    return match.group("ref") if ok and match and match.group("ref") not in MOVING_REFS else None
+    return match.group("ref") if ok and match else None
 
 
 def names_openenv(spec: str) -> bool:
@@ -196,8 +196,7 @@ def source_specs(text: str, path: str) -> list[tuple[int | None, str, str | None
             git = isinstance(entry, dict) and entry.get("git") == OPENENV_GIT.removeprefix("git+")
             rev = entry.get("rev") if git else None
             shown = f"{key} = {entry.as_string().strip() if hasattr(entry, 'as_string') else entry}"
-            ok = isinstance(rev, str) and rev not in MOVING_REFS
-            found.append((_source_line(text, key), shown, str(rev) if ok else None))
+            found.append((_source_line(text, key), shown, rev if isinstance(rev, str) else None))
     return found
 
 
