@@ -88,7 +88,7 @@ def install_retries(policy: RetryPolicy) -> None:
         lambda: httpx2.Client(
             event_hooks={"request": [hf_request_event_hook]},
             follow_redirects=True,
-            timeout=httpx2.Timeout(120.0, connect=20.0),
+            timeout=httpx2.Timeout(policy.read_timeout, connect=policy.connect_timeout),
             transport=RetryingTransport(policy),
         )
     )

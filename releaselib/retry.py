@@ -28,6 +28,10 @@ class RetryPolicy:
     #: tries, and the pause between them, when no connection can be made at all
     connect_attempts: int = 2
     connect_pause: float = 0.2
+    #: seconds to connect, and to wait for the next byte of an answer; a Hub that stays silent
+    #: that long gets ``connect_attempts`` tries in all, like one that cannot be reached
+    connect_timeout: float = 20.0
+    read_timeout: float = 60.0
     sleep: Callable[[float], None] = time.sleep
 
     def delay(self, attempt: int, retry_after: str | None = None) -> float:
@@ -60,7 +64,7 @@ class RetryingTransport(httpx2.BaseTransport):
         for attempt in range(self.policy.attempts - 1):
             try:
                 response = self.inner.handle_request(request)
-            except httpx2.ConnectError:  # refused, or the name does not resolve
+            except (httpx2.ConnectError, httpx2.TimeoutException):  # refused, unresolved, silent
                 unreachable += 1
                 if unreachable >= self.policy.connect_attempts:
                     raise

@@ -67,3 +67,21 @@ def test_dry_run_against_an_unreachable_hub_fails_once_on_stderr(closed_endpoint
     assert "error" not in result.stdout and "Traceback" not in result.stderr
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and f"cannot reach the Hub at {closed_endpoint}" in errors[0], result.stderr
+
+
+def test_a_hub_that_accepts_but_never_answers_gets_two_tries_not_a_hang() -> None:
+    """A blackholed endpoint once hung deploy for ten minutes: a read timeout counts as
+    unreachable, two tries, then the error names the endpoint."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        endpoint = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        inner = Counting()
+        policy = RetryPolicy(sleep=lambda _: None, read_timeout=0.3)
+        transport = RetryingTransport(policy, inner)
+        with pytest.raises(httpx2.ReadTimeout):
+            transport.handle_request(httpx2.Request("GET", f"{endpoint}/api/whoami-v2", extensions={"timeout": {"connect": 1.0, "read": 0.3, "write": 1.0, "pool": 1.0}}))
+        assert inner.calls == 2
+        hub = Hub.connect(endpoint, token="hf_" + "x" * 34, policy=policy)
+        with pytest.raises(UnreachableError, match=f"cannot reach the Hub at {endpoint} "):
+            hub.space("openenv/echo_env-0.2.2")
