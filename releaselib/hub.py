@@ -134,7 +134,8 @@ def hub_error(what: str, exc: Exception) -> HubError:
         )
     if isinstance(exc, httpx2.TransportError):
         at = f" at {endpoint}" if (endpoint := endpoint_of(exc)) else ""
-        kind = UnreachableError if isinstance(exc, httpx2.ConnectError) else HubError
+        silent = (httpx2.ConnectError, httpx2.TimeoutException)
+        kind = UnreachableError if isinstance(exc, silent) else HubError
         return kind(
             f"{what}: cannot reach the Hub{at} ({type(exc).__name__})",
             remedy="check --hub-endpoint or HF_ENDPOINT, and the network",

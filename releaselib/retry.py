@@ -57,6 +57,7 @@ class RetryingTransport(httpx2.BaseTransport):
         self.inner = inner or httpx2.HTTPTransport()
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        self.bound(request)
         if is_commit(request):
             return self.inner.handle_request(request)
         request.read()  # so the body can be sent again
@@ -79,6 +80,17 @@ class RetryingTransport(httpx2.BaseTransport):
             response.close()
             self.policy.sleep(self.policy.delay(attempt, retry_after))
         return self.inner.handle_request(request)
+
+    def bound(self, request: httpx2.Request) -> None:
+        """Fill the timeouts a caller left unset: huggingface_hub passes ``timeout=None``,
+        which would let a silent Hub hang a request forever."""
+        given = request.extensions.get("timeout") or {}
+        read, connect = self.policy.read_timeout, self.policy.connect_timeout
+        defaults = {"connect": connect, "read": read, "write": read, "pool": read}
+        request.extensions["timeout"] = {
+            **defaults,
+            **{key: value for key, value in given.items() if value is not None},
+        }
 
     def close(self) -> None:
         self.inner.close()
