@@ -26,7 +26,7 @@ from releaselib.edit import deps, gitdeps, readme
 from releaselib.edit.dockerfile import Dockerfile, rewrite_for_space
 from releaselib.edit.legacy_core import synthesize_legacy_core
 from releaselib.errors import ReleaseError, StageError, UsageError
-from releaselib.gitfiles import GitFiles, list_files
+from releaselib.gitfiles import GitFiles, list_files, on_disk
 from releaselib.options import check_staging_dir
 from releaselib.plugins import Owned, PluginRegistry
 from releaselib.records import (
@@ -238,7 +238,7 @@ def files_under(
             names = [
                 p.removeprefix(prefix)
                 for p in sorted(listing.everywhere)
-                if p.startswith(prefix) and os.path.lexists(repo / p)
+                if p.startswith(prefix) and on_disk(repo, p)
             ]
     for rel in names:
         if junk_path(rel):
