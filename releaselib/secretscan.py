@@ -138,6 +138,11 @@ class Scanner:
         return any(rx.search(text) for rx in self._patterns)
 
 
+def holds_secret(text: str) -> bool:
+    """True if a detector of the content scan finds a secret in ``text`` (a flag's value)."""
+    return bool(Scanner().redact(text)[1])
+
+
 def texts(data: bytes, rel: str, depth: int = 0) -> Iterator[str | SecretFinding]:
     """The texts a file's bytes may hold; a SecretFinding for gzip'd content too big to scan."""
     if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
