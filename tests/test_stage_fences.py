@@ -408,3 +408,15 @@ def test_a_file_behind_an_untracked_symlinked_folder_is_never_read(checkout: Pat
     if linked == "envs/b_env/conf":
         assert b.ok and "conf/app.ini" not in b.manifest, b.error
         assert "envs/b_env/conf/app.ini" in b.modified
+
+
+def test_the_card_port_comes_from_what_git_tracks_not_an_ignored_file(checkout: Path, tmp_path: Path) -> None:
+    (checkout / ".git" / "info" / "exclude").write_text("openenv.yaml\n")
+    write(checkout / "envs" / "a_env" / "openenv.yaml", "port: 9001\n")
+    write(checkout / "envs" / "b_env" / "README.md", '---\ntitle: B\napp_port: "80a"\n---\n# B\n')
+    git(checkout, "add", "envs/b_env/README.md")
+    staged = stage(checkout, tmp_path)
+    a = staged["a_env"]
+    assert a.ok, a.error
+    assert "app_port: 8000" in (a.staged_dir / "README.md").read_text()
+    assert staged["b_env"].error == "b_env: envs/b_env/README.md: app_port 80a is not a port (an integer 1-65535); fix app_port in the README front matter"
