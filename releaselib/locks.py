@@ -48,10 +48,10 @@ def held(
         ) from exc
     try:
         pid_file.write_text(f"{os.getpid()}\n")
-        _HELD.add(lock_path)
+        _HELD.add(lock_path.absolute())
         yield
     finally:
-        _HELD.discard(lock_path)
+        _HELD.discard(lock_path.absolute())
         pid_file.unlink(missing_ok=True)
         lock.release()
 
@@ -91,7 +91,7 @@ def ledger_lock(
     """Hold ``ledger``'s lock, unless this process holds it already (a run holds it
     throughout; each ledger write takes it too)."""
     lock = ledger.with_name(ledger.name + ".lock")
-    if lock in _HELD:
+    if lock.absolute() in _HELD:
         yield
         return
     lock.parent.mkdir(parents=True, exist_ok=True)
