@@ -105,7 +105,9 @@ def open_ledger(config: ReleaseConfig, given: str | None, *, create: bool) -> Le
     only when it already exists (steps record into a release's ledger "when it exists")."""
     from releaselib.ledger import Ledger, default_path
     from releaselib.release import release_key
+    from releaselib.space_ids import refuse_token
 
+    refuse_token("--ledger", given)
     path = Path(given) if given else default_path(config)
     if given or create or path.exists():
         return Ledger.load(path, release_key(config))

@@ -26,7 +26,7 @@ from releaselib.errors import AuthError, ReleaseError, UnreachableError, UsageEr
 from releaselib.hub import KEEP_REMOTE, Hub, RemoteFile, RemoteSpace
 from releaselib.plugins import PluginRegistry
 from releaselib.records import StagedSpace
-from releaselib.space_ids import CandidateId, Canonicals
+from releaselib.space_ids import CandidateId, Canonicals, refuse_token
 
 #: ``(space_id, what is happening)``: deploy's progress, for a live display or a log line
 Progress = Callable[[str, str], None]
@@ -111,6 +111,7 @@ def canonical_fence(config: ReleaseConfig, registry: PluginRegistry) -> Canonica
 def check_repo_id(repo_id: str, envs: Sequence[str], fence: Canonicals) -> CandidateId:
     """``--repo-id`` is allowed with exactly one env, must be owner/name and never a
     canonical Space."""
+    refuse_token("--repo-id", repo_id)
     if len(envs) != 1:
         raise UsageError(
             f"--repo-id {repo_id} needs exactly one --env (got {len(envs)})",

@@ -45,11 +45,22 @@ class GitFiles:
         )
 
 
+def on_disk(repo: Path, rel: str) -> bool:
+    """True if ``rel`` exists in ``repo`` with every folder on its way a real folder: a file
+    behind a symlinked folder (which git does not track) is not read through the link."""
+    here = repo
+    for part in rel.split("/")[:-1]:
+        here = here / part
+        if here.is_symlink() or not here.is_dir():
+            return False
+    return os.path.lexists(here / rel.rsplit("/", 1)[-1])
+
+
 def list_files(repo: Path, paths: Sequence[str], runner: Runner = default_run) -> GitFiles | None:
     """The listing of ``paths`` (relative to ``repo``); None when ``repo`` is in no git work
     tree, or git is missing. A tracked file that is deleted, or hidden by a sparse checkout
-    (skip-worktree), counts as modified; one missing on disk is not tracked; a submodule is
-    listed apart."""
+    (skip-worktree), counts as modified; one missing on disk, or behind a symlinked folder, is
+    not tracked but modified; a submodule is listed apart."""
     probe = runner(["git", "rev-parse", "--is-inside-work-tree"], cwd=repo)
     if not probe.ok or probe.stdout.strip() != "true":
         return None
@@ -92,10 +103,10 @@ def list_files(repo: Path, paths: Sequence[str], runner: Runner = default_run) -
                 modified.add(path)
             if tag != "C":
                 tracked.add(path)
-    gone = {p for p in tracked if not os.path.lexists(repo / p)}
+    gone = {p for p in tracked if not on_disk(repo, p)}
     return GitFiles(
         frozenset(tracked - gone),
-        frozenset(modified),
+        frozenset(modified | gone),
         frozenset(untracked),
         frozenset(submodules),
         frozenset(filter(None, everywhere.stdout.split("\0"))),

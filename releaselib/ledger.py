@@ -12,7 +12,9 @@ Layout (schema 1)::
 ``invalidate_from`` dropped, oldest first, so reports can be rebuilt from the whole release.
 ``runs`` lists the ``release`` runs; records made during one carry its number.
 
-Each record is persisted at once through an atomic write (temp file in the same directory,
+Each record is persisted at once, under the ledger's lock (``releaselib.locks``): the file is
+read again and the record applied to what it holds now, so records other runs made meanwhile
+are kept; then written atomically (temp file in the same directory,
 fsync, ``os.replace``, fsync of the directory), so a crash leaves the old file or the new one,
 never half of one. A record carries the manifest hash of the content it was done for (the
 stage step's, unless given), so a resumed run skips a step done for the same content, retries
@@ -25,7 +27,7 @@ import copy
 import json
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +36,7 @@ from typing import Any, Literal
 from releaselib.config import ReleaseConfig, space_suffix
 from releaselib.errors import HF_TOKEN_RE, TOKEN_VARS, LedgerError
 from releaselib.files import write_atomic
+from releaselib.locks import ledger_lock
 from releaselib.records import check_env_name
 
 SCHEMA = 1
@@ -107,11 +110,12 @@ class Ledger:
             raise ValueError(f"release lacks {', '.join(missing)}")
         refuse_tokens(release, where="release")
         if not path.exists():
-            now = utc_now()
-            fresh = {"schema": SCHEMA, "release": dict(release), "created": now, "updated": now}
             path.parent.mkdir(parents=True, exist_ok=True)
-            _write(path, {**fresh, "envs": {}})
-            return cls(path, {**fresh, "envs": {}})
+            with ledger_lock(path):
+                if not path.exists():
+                    now = utc_now()
+                    fresh = {"schema": SCHEMA, "release": dict(release), "created": now}
+                    _write(path, {**fresh, "updated": now, "envs": {}})
         data = _read(path)
         _check_release(path, data["release"], release)
         return cls(path, data)
@@ -148,15 +152,19 @@ class Ledger:
         """Begin a ``release`` run: persist it with ``info`` and stamp its number on every
         record made from now on; return the number."""
         refuse_tokens(info, where="run")
+        detached = json.loads(json.dumps(info))
+        numbers: list[int] = []
+
+        def change(data: dict[str, Any]) -> dict[str, Any]:
+            runs = list(data.get("runs", []))
+            numbers[:] = [len(runs) + 1]
+            runs.append({"run": numbers[0], "at": utc_now(), **detached})
+            return {**data, "runs": runs, "updated": utc_now()}
+
         with self._lock:
-            runs = list(self._data.get("runs", []))
-            number = len(runs) + 1
-            runs.append({"run": number, "at": utc_now(), **json.loads(json.dumps(info))})
-            candidate = {**self._data, "runs": runs, "updated": utc_now()}
-            _write(self.path, candidate)
-            self._data = candidate
-            self._run = number
-        return number
+            self._commit(change)
+            self._run = numbers[0]
+        return numbers[0]
 
     def record(self, env: str, step: str, *, status: Status = "done", **data: Any) -> StepRecord:
         """Record what ``step`` did for ``env`` and persist the ledger before returning.
@@ -172,8 +180,10 @@ class Ledger:
             raise ValueError(f"{sorted(_STAMPED & data.keys())} are stamped by the ledger")
         refuse_tokens(data, where=f"{env}/{step}")
         detached = json.loads(json.dumps(data))
-        with self._lock:
-            steps = self._data["envs"].get(env, {})
+        made: dict[str, Any] = {}
+
+        def change(current: dict[str, Any]) -> dict[str, Any]:
+            steps = current["envs"].get(env, {})
             stamped = {
                 "status": status,
                 "at": utc_now(),
@@ -181,9 +191,12 @@ class Ledger:
                 "manifest_hash": steps.get("stage", {}).get("manifest_hash"),
                 **({"run": self._run} if self._run is not None else {}),
             }
-            entry = {**stamped, **detached}
-            self._replace_env(env, {**steps, step: entry})
-        return _step_record(step, copy.deepcopy(entry))
+            made.update(stamped, **detached)
+            return _with_env(current, env, {**steps, step: made})
+
+        with self._lock:
+            self._commit(change)
+        return _step_record(step, copy.deepcopy(made))
 
     def done(self, env: str, step: str, manifest_hash: str) -> bool:
         """True if ``step`` succeeded for ``env`` with this same staged content."""
@@ -195,33 +208,48 @@ class Ledger:
     def invalidate_from(self, env: str, step: str) -> tuple[str, ...]:
         """Forget ``step`` and every later step of ``env`` so they are redone; return them."""
         later = STEPS[STEPS.index(_check_step(env, step)) :]
+        dropped: list[str] = []
+
+        def change(current: dict[str, Any]) -> dict[str, Any]:
+            steps = current["envs"].get(env, {})
+            dropped[:] = [s for s in later if s in steps]
+            if not dropped:
+                return current
+            return _with_env(current, env, {s: r for s, r in steps.items() if s not in dropped})
+
         with self._lock:
-            steps = self._data["envs"].get(env, {})
-            dropped = tuple(s for s in later if s in steps)
-            if dropped:
-                self._replace_env(env, {s: r for s, r in steps.items() if s not in dropped})
-        return dropped
+            self._commit(change)
+        return tuple(dropped)
 
     def to_json(self) -> dict[str, Any]:
         """A deep copy of the whole ledger, as written to the file."""
         with self._lock:
             return copy.deepcopy(self._data)
 
-    def _replace_env(self, env: str, steps: dict[str, Any]) -> None:
-        """Persist the ledger with ``env``'s records replaced (the old ones kept in its
-        history), then adopt it; hold the lock.
+    def _commit(self, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        """Under the ledger's file lock, apply ``change`` to the file as it is now (other runs
+        may have recorded since this one read it), persist the result and adopt it; hold
+        ``self._lock``. If the write fails, the ledger in memory stays as it was."""
+        with ledger_lock(self.path):
+            try:
+                current = _read(self.path)
+            except LedgerError:  # gone or spoilt since it was loaded: keep what this run knows
+                current = self._data
+            candidate = change(current)
+            if candidate is not current:
+                _write(self.path, candidate)
+            self._data = candidate
 
-        If the write fails, the ledger in memory stays as it was on disk.
-        """
-        old = self._data["envs"].get(env, {})
-        gone = [{"step": s, **r} for s, r in old.items() if steps.get(s) is not r]
-        history = dict(self._data.get("history", {}))
-        if gone:
-            history[env] = [*history.get(env, []), *gone]
-        envs = {**self._data["envs"], env: steps}
-        candidate = {**self._data, "envs": envs, "history": history, "updated": utc_now()}
-        _write(self.path, candidate)
-        self._data = candidate
+
+def _with_env(data: dict[str, Any], env: str, steps: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with ``env``'s records replaced; the replaced ones go to its history."""
+    old = data["envs"].get(env, {})
+    gone = [{"step": s, **r} for s, r in old.items() if steps.get(s) is not r]
+    history = dict(data.get("history", {}))
+    if gone:
+        history[env] = [*history.get(env, []), *gone]
+    envs = {**data["envs"], env: steps}
+    return {**data, "envs": envs, "history": history, "updated": utc_now()}
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:

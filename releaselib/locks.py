@@ -1,12 +1,14 @@
 """Locks that keep two runs off one staging dir and one ledger (the ``filelock`` package).
 
 The holder writes its pid into ``<lock>.pid`` beside the lock, so a run that finds the lock
-taken can name who holds it.
+taken can name who holds it. A ledger's lock is ``<ledger>.lock``: stage, deploy and release hold
+it for the whole run, and every ledger write of any other task holds it while it writes.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -16,6 +18,8 @@ from filelock import FileLock, Timeout
 from releaselib.errors import ReleaseError, UsageError
 
 LOCK_NAME = ".openenv-release.lock"
+#: The locks this process holds (a second FileLock on one path would wait for itself).
+_HELD: set[Path] = set()
 
 
 @contextmanager
@@ -44,8 +48,10 @@ def held(
         ) from exc
     try:
         pid_file.write_text(f"{os.getpid()}\n")
+        _HELD.add(lock_path.absolute())
         yield
     finally:
+        _HELD.discard(lock_path.absolute())
         pid_file.unlink(missing_ok=True)
         lock.release()
 
@@ -70,7 +76,24 @@ def run_locks(
             held(staging / LOCK_NAME, f"staging dir {staging}", wait=wait, on_wait=on_wait)
         )
         if ledger is not None:
-            lock = ledger.with_name(ledger.name + ".lock")
-            lock.parent.mkdir(parents=True, exist_ok=True)
-            stack.enter_context(held(lock, f"ledger {ledger}", wait=wait, on_wait=on_wait))
+            stack.enter_context(ledger_lock(ledger, wait=wait, on_wait=on_wait))
+        yield
+
+
+def to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@contextmanager
+def ledger_lock(
+    ledger: Path, *, wait: bool = True, on_wait: Callable[[str], None] = to_stderr
+) -> Iterator[None]:
+    """Hold ``ledger``'s lock, unless this process holds it already (a run holds it
+    throughout; each ledger write takes it too)."""
+    lock = ledger.with_name(ledger.name + ".lock")
+    if lock.absolute() in _HELD:
+        yield
+        return
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with held(lock, f"ledger {ledger}", wait=wait, on_wait=on_wait):
         yield

@@ -19,7 +19,7 @@ from releaselib.records import SPACE_ID
 from releaselib.refs import resolve_ref
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
-from releaselib.space_ids import check_suffix
+from releaselib.space_ids import check_suffix, refuse_token
 
 ENV_PREFIX = "OPENENV_RELEASE_"
 #: The checkout's folders that staging reads (with the root pyproject.toml).
@@ -69,6 +69,7 @@ def pick_suffix(flag: str | None, configured: Mapping[str, Any], default: str) -
         ("invoke config release.suffix {!r}", configured.get("suffix")),
     )
     for where, value in sources:
+        refuse_token(where.split(" {")[0].split("=")[0], value)
         if value is not None:
             return check_suffix(str(value), where.format(str(value)))
     return default
@@ -76,6 +77,7 @@ def pick_suffix(flag: str | None, configured: Mapping[str, Any], default: str) -
 
 def find_repo(given: str | None) -> Path:
     """``--repo``, else the current directory when it is an OpenEnv checkout."""
+    refuse_token("--repo", given)
     if given:
         repo = Path(given).expanduser()
         if not is_openenv_checkout(repo):
@@ -91,6 +93,7 @@ def find_repo(given: str | None) -> Path:
 
 
 def check_namespace(flag: str, value: str) -> str:
+    refuse_token(flag, value)
     if not SPACE_ID.match(f"{value}/x"):
         raise UsageError(
             f"{flag} {value!r} is not a valid Hub namespace",
@@ -120,6 +123,7 @@ def check_staging_dir(staging: Path, repo: Path) -> Path:
     itself, a folder above it, or one inside ``envs/``, ``src/`` or an env dir (each resolved, so
     a symlink does not hide it) is a UsageError.
     """
+    refuse_token("--staging-dir", staging)
     staging = staging.expanduser().resolve()
     read = [repo / part for part in STAGED_FROM]
     envs = repo / "envs"
@@ -147,9 +151,9 @@ def build_config(
     conf = configured or {}
     repo = find_repo(pick("repo", options.repo, conf))
     checkout_dist, checkout_version = checkout_project(repo)
-    version, version_note = cfg.normalise_version(
-        str(pick("version", options.version, conf, checkout_version))
-    )
+    picked = str(pick("version", options.version, conf, checkout_version))
+    refuse_token("--version", picked)
+    version, version_note = cfg.normalise_version(picked)
     suffix = pick_suffix(options.suffix, conf, cfg.space_suffix(version))
     base_repo = str(pick("base_image", options.base_image, conf, cfg.DEFAULT_BASE_REPO))
     base_sha = pick("base_sha", options.base_sha, conf)
@@ -169,6 +173,8 @@ def build_config(
     namespace = check_namespace(
         "--namespace", str(pick("namespace", options.namespace, conf, cfg.DEFAULT_NAMESPACE))
     )
+    for name in ("hub_tag", "base_image", "base_sha", "ref", "remote", "hub_endpoint"):
+        refuse_token(f"--{name.replace('_', '-')}", pick(name, getattr(options, name), conf))
     private = pick("private", options.private, conf, True)
     jobs = check_jobs(pick("jobs", options.jobs, conf, 4))
     release = cfg.ReleaseConfig(

@@ -6,18 +6,24 @@ Every file is scanned by its content, whatever its name: none of detect-secrets'
 (they skip lock files, "swagger" paths, .css/.svg/.map/.png... by name, and lines with an
 inline ``pragma: allowlist secret``), since only a plugin or ``--allow-secret`` may allow a
 secret. The bytes are read as UTF-8 with bad bytes replaced (a binary's strings stay), as
-UTF-16 when there is a BOM or NUL bytes, and gzip'd content is decompressed. A quick pass with
+UTF-16 when there is a BOM or NUL bytes; gzip, bz2, xz and lzma content is decompressed and
+every member of a zip file (found by its magic bytes: .whl, .docx, .xlsx, .npz too) is read,
+nested up to 3 deep and within MAX_UNPACKED bytes per file. A quick pass with
 the detectors' own patterns picks the lines worth a detect-secrets scan; a finding names the
 file, the line and the kind, never the value.
 """
 
 from __future__ import annotations
 
+import bz2
 import codecs
+import functools
 import gzip
 import io
 import logging
+import lzma
 import re
+import zipfile
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -65,9 +71,30 @@ SETTINGS: dict[str, Any] = {
     ],
     "filters_used": [],
 }
-#: The most decompressed bytes of one gzip'd file that are scanned; more is a finding.
-MAX_GUNZIPPED = 256_000_000
-TOO_BIG = f"gzip content over {MAX_GUNZIPPED // 1_000_000} MB, not scanned"
+#: The most decompressed bytes of one file (all its archive members and compressed layers
+#: together) that are scanned; more is a finding.
+MAX_UNPACKED = 256_000_000
+TOO_BIG = f"compressed content over {MAX_UNPACKED // 1_000_000} MB, not scanned"
+UNREADABLE = "an encrypted zip member, not scanned"
+#: How deep compressed content inside compressed content is read.
+MAX_DEPTH = 3
+#: The magic bytes of compressed streams, and how to open each.
+STREAMS: tuple[tuple[bytes, Any], ...] = (
+    (b"\x1f\x8b", lambda f: gzip.GzipFile(fileobj=f)),
+    (b"BZh", bz2.BZ2File),
+    (b"\xfd7zXZ\x00", lzma.LZMAFile),
+    (b"\x5d\x00\x00", lzma.LZMAFile),  # lzma "alone" (.lzma)
+)
+ZIP_MAGIC = b"PK\x03\x04"
+UNREADABLE_STREAM = (
+    OSError,
+    EOFError,
+    zlib.error,
+    lzma.LZMAError,
+    zipfile.BadZipFile,
+    NotImplementedError,
+    RuntimeError,
+)
 NEWLINE = re.compile(r"\r\n|\r|\n")
 
 Key = tuple[str, int, int]
@@ -138,34 +165,71 @@ class Scanner:
         return any(rx.search(text) for rx in self._patterns)
 
 
-def texts(data: bytes, rel: str, depth: int = 0) -> Iterator[str | SecretFinding]:
-    """The texts a file's bytes may hold; a SecretFinding for gzip'd content too big to scan."""
+def holds_secret(text: str) -> bool:
+    """True if a detector of the content scan finds a secret in ``text`` (a flag's value)."""
+    return bool(Scanner().redact(text)[1])
+
+
+def texts(
+    data: bytes, rel: str, budget: list[int] | None = None, depth: int = 0
+) -> Iterator[str | SecretFinding]:
+    """The texts a file's bytes may hold; a SecretFinding for compressed content too big to
+    scan (``budget``: the decompressed bytes this file may still unpack)."""
+    budget = [MAX_UNPACKED] if budget is None else budget
     if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
         yield data.decode("utf-16", errors="replace")
     yield data.decode("utf-8", errors="replace")
     if b"\0" in data:  # UTF-16 without a BOM, or UTF-16 strings in a binary: both alignments
         yield data.decode("utf-16-le", errors="replace")
         yield data[1:].decode("utf-16-le", errors="replace")
-    if data[:2] == b"\x1f\x8b" and depth < 3:
-        content = gunzipped(data)
-        if content is None:
-            yield SecretFinding(rel, 1, TOO_BIG)
-        else:
-            yield from texts(content, rel, depth + 1)
+    if depth >= MAX_DEPTH:
+        return
+    for content in unpacked(data, rel, budget):
+        if isinstance(content, SecretFinding):
+            yield content
+            return
+        yield from texts(content, rel, budget, depth + 1)
 
 
-def gunzipped(data: bytes) -> bytes | None:
-    """What a gzip file holds (as much as is readable), or None when over MAX_GUNZIPPED."""
+def unpacked(data: bytes, rel: str, budget: list[int]) -> Iterator[bytes | SecretFinding]:
+    """What a compressed stream or each member of a zip file holds (as much as is readable),
+    then a SecretFinding once ``budget`` is spent."""
+    opener = next((o for magic, o in STREAMS if data.startswith(magic)), None)
+    if opener is not None:
+        yield from bounded(lambda: opener(io.BytesIO(data)), rel, budget)
+    elif data.startswith(ZIP_MAGIC):
+        try:
+            archive = zipfile.ZipFile(io.BytesIO(data))
+        except (zipfile.BadZipFile, OSError, ValueError):
+            return
+        with archive:
+            for info in archive.infolist():
+                if info.is_dir():
+                    continue
+                if info.flag_bits & 0x1:
+                    yield SecretFinding(rel, 1, UNREADABLE)
+                    return
+                for content in bounded(functools.partial(archive.open, info), rel, budget):
+                    yield content
+                    if isinstance(content, SecretFinding):
+                        return
+
+
+def bounded(open_: Any, rel: str, budget: list[int]) -> Iterator[bytes | SecretFinding]:
+    """The bytes ``open_()`` reads (what a truncated or corrupt stream gave), or a
+    SecretFinding when they would spend more than ``budget``."""
     out = bytearray()
     try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+        with open_() as stream:
             while chunk := stream.read(1 << 20):
                 out += chunk
-                if len(out) > MAX_GUNZIPPED:
-                    return None
-    except (OSError, EOFError, zlib.error):
-        pass  # a truncated or corrupt stream: scan what it gave
-    return bytes(out)
+                if len(out) > budget[0]:
+                    yield SecretFinding(rel, 1, TOO_BIG)
+                    return
+    except UNREADABLE_STREAM:
+        pass  # truncated, corrupt, or a compression zipfile cannot read: scan what it gave
+    budget[0] -= len(out)
+    yield bytes(out)
 
 
 class quiet:

@@ -27,12 +27,28 @@ _SEAL = object()
 SUFFIX = re.compile(r"^-[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 
 
+def refuse_token(flag: str, value: object) -> None:
+    """UsageError when ``value`` (a release-tuple value or a path flag) holds a secret, by the
+    detectors the content scan uses; the message names ``flag``, never the value."""
+    if value is None:
+        return
+    from releaselib.secretscan import holds_secret  # detect-secrets is slow to import
+
+    if holds_secret(str(value)):
+        raise UsageError(
+            f"{flag}: the value looks like a token (not printed, not used)",
+            remedy=f"pass the intended {flag}; keep the token in HF_TOKEN, and revoke it if it "
+            "was shared",
+        )
+
+
 def check_suffix(suffix: str, where: str | None = None) -> str:
     """``suffix`` if it makes candidate names distinct from canonical ones, else UsageError
     naming ``where`` it came from (e.g. ``--suffix ''``).
 
     A suffix starts with ``-`` (``-0.2.2``): env names use ``_``, so ``<env><suffix>`` can never
     spell another env's canonical Space (``_env`` on env ``echo`` would be ``echo_env``)."""
+    refuse_token("the suffix", suffix)
     where = where or f"suffix {suffix!r}"
     if not suffix.strip():
         raise UsageError(
@@ -98,6 +114,7 @@ class CandidateId(_SpaceId):
     @classmethod
     def given(cls, repo_id: str, fence: Canonicals) -> CandidateId:
         """``--repo-id``: any ``owner/name`` that is not a canonical Space."""
+        refuse_token("--repo-id", repo_id)
         if not SPACE_ID.match(repo_id):
             raise UsageError(
                 f"--repo-id {repo_id!r} is not owner/name",

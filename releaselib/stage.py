@@ -26,7 +26,7 @@ from releaselib.edit import deps, gitdeps, readme
 from releaselib.edit.dockerfile import Dockerfile, rewrite_for_space
 from releaselib.edit.legacy_core import synthesize_legacy_core
 from releaselib.errors import ReleaseError, StageError, UsageError
-from releaselib.gitfiles import GitFiles, list_files
+from releaselib.gitfiles import GitFiles, list_files, on_disk
 from releaselib.options import check_staging_dir
 from releaselib.plugins import Owned, PluginRegistry
 from releaselib.records import (
@@ -238,7 +238,7 @@ def files_under(
             names = [
                 p.removeprefix(prefix)
                 for p in sorted(listing.everywhere)
-                if p.startswith(prefix) and os.path.lexists(repo / p)
+                if p.startswith(prefix) and on_disk(repo, p)
             ]
     for rel in names:
         if junk_path(rel):
@@ -545,6 +545,9 @@ def staged_requirement_files(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> 
 
 
 def stage_readme(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> list[Change]:
+    """The Space card, with the port and client class read from the staged copy of the env
+    (what git tracks), never from the checkout."""
+    staged_env = stage_dir / "envs" / spec.name
     readme_path = stage_dir / "README.md"
     source = read_text(readme_path, stage_dir) if readme_path.is_file() else None
     text, changes = readme.build_space_readme(
@@ -555,8 +558,8 @@ def stage_readme(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> list[
         version=config.version,
         ref=config.ref,
         hub_tag=config.hub_tag,
-        app_port=readme.read_app_port(spec.path),
-        client_class=readme.find_client_class(spec.path),
+        app_port=readme.read_app_port(staged_env, f"envs/{spec.name}"),
+        client_class=readme.find_client_class(staged_env),
     )
     readme_path.write_bytes(text.encode("utf-8"))
     return changes

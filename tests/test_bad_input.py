@@ -355,3 +355,29 @@ def test_a_hub_failure_for_one_env_leaves_the_others_deployed(
     assert deployed["b_env"].ok and deployed["b_env"].commit
     error = deployed["a_env"].error or ""
     assert error.startswith("a_env: ") and fragment in error, error
+
+
+TOKEN = "hf_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG"
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "flag"),
+    [
+        (["stage", "--namespace", TOKEN], {}, "--namespace"),
+        (["stage"], {"OPENENV_RELEASE_NAMESPACE": TOKEN}, "--namespace"),
+        (["stage", "--suffix", f"-{TOKEN}"], {}, "--suffix"),
+        (["stage", "--version", f"0.2.2+{TOKEN}"], {}, "--version"),
+        (["collection", "--dry-run", "--collection-namespace", TOKEN], {}, "--collection-namespace"),
+        (["stage"], {"OPENENV_RELEASE_HUB_TAG": TOKEN}, "--hub-tag"),
+        (["stage", "--staging-dir", "{tmp}/" + TOKEN], {}, "--staging-dir"),
+        (["status", "--ledger", "{tmp}/" + TOKEN + ".json"], {}, "--ledger"),
+        (["deploy", "--env", "a_env", "--repo-id", f"openenv/{TOKEN}", "--dry-run"], {}, "--repo-id"),
+    ],
+)
+def test_a_token_shaped_flag_value_is_refused_and_never_echoed(
+    checkout: Path, tmp_path: Path, args: list[str], env: dict[str, str], flag: str
+) -> None:
+    result = run(checkout, tmp_path, *(a.format(tmp=tmp_path) for a in args), **env)
+    assert_one_line(result, 2, f"{flag}: the value looks like a token")
+    assert TOKEN not in result.stdout + result.stderr
+    assert not (tmp_path / TOKEN).exists() and not (tmp_path / "staging").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import stat
 import subprocess
@@ -288,7 +289,7 @@ def test_concurrent_records_from_eight_threads_lose_nothing(path: Path) -> None:
     for worker in range(8):
         for n in range(15):
             assert reloaded.done(f"env_{worker}_{n}", "deploy", f"h{worker}.{n}")
-    assert [p.name for p in path.parent.iterdir()] == ["ledger.json"]
+    assert [p.name for p in path.parent.iterdir() if p.suffix != ".lock"] == ["ledger.json"]
 
 
 WRITER = textwrap.dedent(
@@ -339,7 +340,7 @@ def test_a_failed_replace_keeps_the_old_file_and_no_temp_file(
     with pytest.raises(OSError, match="disk gone"):
         ledger.record("echo_env", "stage", manifest_hash="h1")
     assert path.read_bytes() == before
-    assert [p.name for p in path.parent.iterdir()] == ["ledger.json"]
+    assert [p.name for p in path.parent.iterdir() if p.suffix != ".lock"] == ["ledger.json"]
     assert ledger.env("echo_env").get("stage") is None  # memory stays as on disk
     monkeypatch.undo()
     assert ledger.record("echo_env", "stage", manifest_hash="h1").attempt == 1
@@ -352,3 +353,80 @@ def test_write_atomic_keeps_an_existing_files_mode(tmp_path: Path) -> None:
     write_atomic(target, b"new")
     assert target.read_bytes() == b"new"
     assert stat.S_IMODE(target.stat().st_mode) == 0o644
+
+
+# Several runs on one ledger
+
+
+def test_a_run_holding_a_stale_copy_keeps_what_another_recorded(path: Path) -> None:
+    release_run = Ledger.load(path, RELEASE)
+    verify_run = Ledger.load(path, RELEASE)
+    release_run.start_run(flags={})
+    verify_run.record("b_env", "verify", verdict="PASS")
+    release_run.record("a_env", "verify", verdict="FAIL")
+    verify_run.invalidate_from("c_env", "stage")
+    envs = on_disk(path)["envs"]
+    assert envs["a_env"]["verify"]["verdict"] == "FAIL" and envs["a_env"]["verify"]["run"] == 1
+    assert envs["b_env"]["verify"]["verdict"] == "PASS"
+    assert len(on_disk(path)["runs"]) == 1
+
+
+RECORDER = """
+import sys
+from pathlib import Path
+from releaselib.ledger import Ledger
+release = {"namespace": "openenv", "version": "0.2.2", "suffix": "-0.2.2"}
+ledger = Ledger.load(Path(sys.argv[1]), release)
+print("loaded", flush=True)
+sys.stdin.readline()
+for n in range(15):
+    ledger.record(sys.argv[2], "verify", n=n)
+"""
+
+
+def test_two_processes_recording_into_one_ledger_both_survive(path: Path) -> None:
+    env = {"PYTHONPATH": str(ROOT)}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", RECORDER, str(path), name],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for name in ("a_env", "b_env")
+    ]
+    for proc in procs:  # both hold the ledger as it was before either recorded
+        assert proc.stdout is not None and proc.stdout.readline() == "loaded\n"
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.close()
+    assert [proc.wait(timeout=60) for proc in procs] == [0, 0]
+    envs = on_disk(path)["envs"]
+    assert envs["a_env"]["verify"]["n"] == 14 and envs["a_env"]["verify"]["attempt"] == 15
+    assert envs["b_env"]["verify"]["n"] == 14 and envs["b_env"]["verify"]["attempt"] == 15
+
+
+def test_a_ledger_write_waits_for_the_run_holding_its_lock(path: Path) -> None:
+    from releaselib.locks import held
+
+    Ledger.load(path, RELEASE)
+    lock = path.with_name(path.name + ".lock")
+    with held(lock, "ledger", wait=False, on_wait=print):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", RECORDER, str(path), "a_env"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={"PYTHONPATH": str(ROOT)},
+        )
+        assert proc.stdout is not None and proc.stderr is not None and proc.stdin is not None
+        assert proc.stdout.readline() == "loaded\n"
+        proc.stdin.write("go\n")
+        proc.stdin.close()
+        assert proc.stderr.readline().startswith(f"waiting for pid {os.getpid()}, which holds ledger")
+        assert "a_env" not in on_disk(path)["envs"]
+    assert proc.wait(timeout=60) == 0
+    assert on_disk(path)["envs"]["a_env"]["verify"]["attempt"] == 15

@@ -3,14 +3,20 @@ allows a secret, and tokens hidden by an encoding, gzip or a string escape are s
 
 from __future__ import annotations
 
+import bz2
 import codecs
 import gzip
+import io
+import lzma
 import random
 import string
+import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from releaselib import secretscan
 from releaselib.secretscan import Scanner
 
 rng = random.Random(12)
@@ -111,3 +117,35 @@ def test_org_and_fine_grained_tokens_are_found(tmp_path: Path, text: str, kind: 
 )
 def test_placeholders_and_words_are_not_tokens(tmp_path: Path, text: str) -> None:
     assert scan(tmp_path, "README.md", f"{text}\n".encode()) == []
+
+
+def zipped(**members: bytes) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("name", "packed"),
+    [
+        ("data/a.zip", lambda text: zipped(**{"readme.txt": b"hi\n", "conf/settings.ini": text})),
+        ("dist/x-1.0-py3-none-any.whl", lambda text: zipped(**{"x/__init__.py": text})),
+        ("docs/notes.docx", lambda text: zipped(**{"word/document.xml": text})),
+        ("data/arrays.npz", lambda text: zipped(**{"a.npy": b"\x93NUMPY" + text})),
+        ("data/b.ini.bz2", bz2.compress),
+        ("data/c.ini.xz", lzma.compress),
+        ("data/d.ini.lzma", lambda text: lzma.compress(text, format=lzma.FORMAT_ALONE)),
+        ("data/e.zip.gz", lambda text: gzip.compress(zipped(**{"inner.txt.bz2": bz2.compress(text)}))),
+    ],
+)
+def test_a_token_in_a_zip_or_bz2_xz_lzma_file_is_found(tmp_path: Path, name: str, packed: Callable[[bytes], bytes]) -> None:
+    assert (3, HF) in scan(tmp_path, name, packed(f"a\nb\ntoken={TOKEN}\n".encode()))
+
+
+def test_archive_content_over_the_bound_is_a_finding_not_a_hang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(secretscan, "MAX_UNPACKED", 1000)
+    bomb = zipped(**{f"m{i}.txt": b"0" * 600 for i in range(3)})
+    assert [kind for _, kind in scan(tmp_path, "data/bomb.zip", bomb)] == [secretscan.TOO_BIG]
+    assert [kind for _, kind in scan(tmp_path, "data/bomb.xz", lzma.compress(b"0" * 5000))] == [secretscan.TOO_BIG]

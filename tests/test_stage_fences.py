@@ -387,3 +387,36 @@ def test_a_file_hidden_by_a_sparse_checkout_is_reported(checkout: Path, tmp_path
     b = stage(checkout, tmp_path)["b_env"]
     assert b.ok and "extra.txt" not in b.manifest
     assert "envs/b_env/extra.txt" in b.modified and "extra.txt" in (b.worktree or "")
+
+
+@pytest.mark.parametrize("linked", ["envs/b_env/conf", "envs/b_env", "src/openenv"])
+def test_a_file_behind_an_untracked_symlinked_folder_is_never_read(checkout: Path, tmp_path: Path, linked: str) -> None:
+    write(checkout / "envs" / "b_env" / "conf" / "app.ini", "port = 1\n")
+    git(checkout, "add", "envs/b_env/conf/app.ini")
+    git(checkout, "commit", "-qm", "conf")
+    private = tmp_path / "private"
+    shutil.copytree(checkout / linked, private)
+    for outside in private.rglob("*"):
+        if outside.is_file():
+            outside.write_text("OUTSIDE THE CHECKOUT\n")
+    shutil.rmtree(checkout / linked)
+    (checkout / linked).symlink_to(private)
+    staged = stage(checkout, tmp_path)
+    tree = b"".join(p.read_bytes() for p in (tmp_path / "staging").rglob("*") if p.is_file())
+    assert b"OUTSIDE THE CHECKOUT" not in tree
+    b = staged["b_env"]
+    if linked == "envs/b_env/conf":
+        assert b.ok and "conf/app.ini" not in b.manifest, b.error
+        assert "envs/b_env/conf/app.ini" in b.modified
+
+
+def test_the_card_port_comes_from_what_git_tracks_not_an_ignored_file(checkout: Path, tmp_path: Path) -> None:
+    (checkout / ".git" / "info" / "exclude").write_text("openenv.yaml\n")
+    write(checkout / "envs" / "a_env" / "openenv.yaml", "port: 9001\n")
+    write(checkout / "envs" / "b_env" / "README.md", '---\ntitle: B\napp_port: "80a"\n---\n# B\n')
+    git(checkout, "add", "envs/b_env/README.md")
+    staged = stage(checkout, tmp_path)
+    a = staged["a_env"]
+    assert a.ok, a.error
+    assert "app_port: 8000" in (a.staged_dir / "README.md").read_text()
+    assert staged["b_env"].error == "b_env: envs/b_env/README.md: app_port 80a is not a port (an integer 1-65535); fix app_port in the README front matter"

@@ -147,18 +147,21 @@ def metadata_problems(text: str) -> list[Problem]:
     return [problem for check in _CHECKS for problem in check(front)]
 
 
-def read_app_port(env_dir: Path) -> int:
+def read_app_port(env_dir: Path, shown: str | None = None) -> int:
     """The port the env serves on: ``openenv.yaml``'s ``port``, else the README front matter's
-    ``app_port``, else the ``--port`` of the Dockerfile's CMD, else 8000.
+    ``app_port``, else the ``--port`` of the Dockerfile's CMD, else 8000. Errors name the env
+    dir as ``shown`` (e.g. ``envs/echo_env`` for a staged copy).
 
     Every source that names a port must name the same one: a StageError names the two that
-    disagree (the card would send the Hub to a port nothing listens on).
+    disagree (the card would send the Hub to a port nothing listens on), or a README app_port
+    that is not a port.
     """
+    shown = shown or str(env_dir)
     found = [
         (where, port)
         for where, port in (
-            ("openenv.yaml port", _yaml_port(env_dir)),
-            ("README.md app_port", _readme_port(env_dir)),
+            ("openenv.yaml port", _yaml_port(env_dir, shown)),
+            ("README.md app_port", _readme_port(env_dir, shown)),
             ("Dockerfile CMD --port", _cmd_port(env_dir)),
         )
         if port is not None
@@ -166,18 +169,18 @@ def read_app_port(env_dir: Path) -> int:
     for where, port in found[1:]:
         if port != found[0][1]:
             raise StageError(
-                f"{env_dir}: {found[0][0]} {found[0][1]} disagrees with {where} {port}",
+                f"{shown}: {found[0][0]} {found[0][1]} disagrees with {where} {port}",
                 remedy="make the env name one port everywhere",
             )
     return found[0][1] if found else DEFAULT_APP_PORT
 
 
-def _yaml_port(env_dir: Path) -> int | None:
-    path = env_dir / "openenv.yaml"
-    if not path.is_file():
+def _yaml_port(env_dir: Path, shown: str) -> int | None:
+    if not (env_dir / "openenv.yaml").is_file():
         return None
+    path = f"{shown}/openenv.yaml"
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load((env_dir / "openenv.yaml").read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         line, problem = _yaml_problem(exc)
         message = f"{path}:{line + 1}: not valid YAML: {problem}"
@@ -194,14 +197,20 @@ def _yaml_port(env_dir: Path) -> int | None:
     return _as_port(port)
 
 
-def _readme_port(env_dir: Path) -> int | None:
-    """The README front matter's app_port, when it is a valid port (the card fixes the rest)."""
+def _readme_port(env_dir: Path, shown: str) -> int | None:
+    """The README front matter's app_port; StageError when it is there but not a port."""
     path = env_dir / "README.md"
     try:
         front = _front_matter(_strip_bom(path.read_bytes().decode("utf-8")))
     except (OSError, UnicodeDecodeError, _Malformed):
         return None
-    return _as_port(front.data.get("app_port")) if front is not None else None
+    value = front.data.get("app_port") if front is not None else None
+    if value is not None and _as_port(value) is None:
+        raise StageError(
+            f"{shown}/README.md: app_port {_show(value)} is not a port (an integer 1-65535)",
+            remedy="fix app_port in the README front matter",
+        )
+    return _as_port(value)
 
 
 def _cmd_port(env_dir: Path) -> int | None:

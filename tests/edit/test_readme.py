@@ -469,7 +469,6 @@ CMD_8004 = 'FROM python:3.11-slim\nCMD ["uvicorn", "app:app", "--port", "8004"]\
             8004,
         ),
         ({"README.md": "\ufeff" + README_8004}, 8004),
-        ({"README.md": "---\napp_port: eighty\n---\n"}, 8000),
         ({"openenv.yaml": 'port: "8004"\n'}, 8004),
         (
             {
@@ -523,6 +522,15 @@ def test_read_app_port_refuses_a_bad_file_naming_it(tmp_path: Path, yaml_text: s
     with pytest.raises(StageError, match=r"openenv\.yaml") as raised:
         read_app_port(tmp_path)
     assert str(tmp_path / "openenv.yaml") in raised.value.message
+
+
+@pytest.mark.parametrize("port", ['"80a"', "eighty", "0", "70000"])
+def test_a_readme_app_port_that_is_not_a_port_fails_naming_file_and_value(tmp_path: Path, port: str) -> None:
+    env_with(tmp_path, {"README.md": f"---\ntitle: x\napp_port: {port}\n---\n"})
+    with pytest.raises(StageError) as raised:
+        read_app_port(tmp_path, "envs/x_env")
+    line = raised.value.one_line()
+    assert line.startswith(f"envs/x_env/README.md: app_port {port.strip(chr(34))}") and "is not a port" in line, line
 
 
 # find_client_class, package_name
