@@ -358,3 +358,39 @@ def test_verify_needs_no_checkout_and_never_runs_git(hub: LocalHub, tmp_path: Pa
     Ledger.load(ledger.with_name("ledger-openenv-0.3.0.json"), {**release, "version": "0.3.0", "suffix": "-0.3.0"})
     two = run()
     assert two.returncode == 2 and "2 release ledgers" in two.stderr and "--version" in two.stderr
+
+
+FRONT_DOORS = {
+    "reset 429, retried once then given up": {"path": "/reset", "status": 429, "retry_after": 0.1},
+    "health 401": {"path": "/health", "status": 401},
+    "schema 403": {"path": "/schema", "status": 403},
+    "reset 302": {"path": "/reset", "status": 302, "body": "", "content_type": "text/plain"},
+}
+
+
+@pytest.fixture(scope="module")
+def deployed_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Hub state dir holding echo_env's candidate, for Hubs restarted with other faults."""
+    root = tmp_path_factory.mktemp("front-doors")
+    with LocalHub(root / "hub") as running:
+        deploy_examples(running, root, {"echo_env": "echo_env"})
+    return root / "hub"
+
+
+@pytest.mark.parametrize("fault", FRONT_DOORS.values(), ids=list(FRONT_DOORS))
+def test_answers_that_are_not_the_envs_are_inconclusive_never_fail(deployed_once: Path, fault: dict[str, Any]) -> None:
+    """401/403 (our token), 429 (rate limit) and a redirect on any path: our error, no pin."""
+    with LocalHub(deployed_once, scenario=Scenario.from_dict({"faults": [{"endpoint": "space_domain", **fault}]})) as hub:
+        result = verify(hub, "echo_env")["echo_env"]
+    assert result.outcome is Outcome.INCONCLUSIVE and result.our_error, result.reason
+    statuses = [e.status for e in result.attempts[0].result.transcript]
+    assert statuses[-1] == fault["status"] and statuses.count(429) in (0, 2)  # 429: one retry
+    assert "HF_TOKEN can read the Space" in result.reason or "rerun later" in result.reason
+
+
+def test_a_429_whose_retry_after_is_short_is_retried_once(deployed_once: Path) -> None:
+    once = {"endpoint": "space_domain", "path": "/reset", "status": 429, "retry_after": 0, "count": 1}
+    with LocalHub(deployed_once, scenario=Scenario.from_dict({"faults": [once]})) as hub:
+        result = verify(hub, "echo_env")["echo_env"]
+    assert result.outcome is Outcome.PASS, result.reason
+    assert [e.status for e in result.attempts[0].result.transcript][1:3] == [429, 200]
