@@ -99,12 +99,16 @@ def print_recovery(console: Console, recovery: Recovery) -> None:
         console.print(f"[bold]known failure {signature.name}[/] ({matched!r}): {signature.fix}")
 
 
-def record(ledger: Ledger | None, result: VerifyResult, **extra: Any) -> None:
-    """Record ``result`` as the env's verify step (its Verdict fields included)."""
+def record(ledger: Ledger | None, result: VerifyResult, **extra: Any) -> str | None:
+    """Record ``result`` as the env's verify step (its Verdict fields included); a note when
+    it was only an attempt that left the recorded verdict standing."""
     from releaselib.verify import record_result
 
-    if ledger is not None:
-        record_result(ledger, result, **extra)
+    if ledger is None or record_result(ledger, result, **extra):
+        return None
+    standing = ledger.env(result.env).get("verify")
+    verdict = standing.data.get("outcome") if standing else None
+    return f"{result.env}: {result.outcome.value} is no evidence; the recorded {verdict} stands"
 
 
 def number(name: str, flag: str | None, configured: dict[str, Any], default: float) -> float:
@@ -193,7 +197,9 @@ def verify(
                 on_update=update,
             )
         for result in results:
-            record(book, result)
+            note = record(book, result, by="verify")
+            if note:
+                console.print(note, soft_wrap=True)
         if json:
             print(jsonlib.dumps([r.as_json() for r in results], indent=2))
         else:
@@ -300,7 +306,7 @@ def recover(
         )
         book = open_ledger(config, ledger, create=False)
         if results:
-            record(book, results[0], recovery=recovery.as_json())
+            record(book, results[0], by="recover", recovery=recovery.as_json())
         elif book is not None:  # not ready: no verdict, so a rerun verifies again
             book.record(env, "verify", status="failed", recovery=recovery.as_json())
         if json:

@@ -8,8 +8,9 @@ Layout (schema 1)::
      "history": {"<env>": [{"step": "<step>", ...a replaced or invalidated record...}]},
      "runs": [{"run": 1, "at": "<UTC ISO>", "flags": {...}}]}
 
-``envs`` holds each step's latest record; ``history`` every record a later one replaced or
-``invalidate_from`` dropped, oldest first, so reports can be rebuilt from the whole release.
+``envs`` holds each step's standing record; ``history`` every record a later one replaced or
+``invalidate_from`` dropped, and every ``attempt`` that left the standing one in place, oldest
+first, so reports can be rebuilt from the whole release.
 ``runs`` lists the ``release`` runs; records made during one carry its number.
 
 Each record is persisted at once through an atomic write (temp file in the same directory,
@@ -165,6 +166,16 @@ class Ledger:
         (UTC), ``attempt`` (1 + the previous attempt) and ``manifest_hash`` (the stage record's
         unless given).
         """
+        return self._add(env, step, status, data, standing=True)
+
+    def attempt(self, env: str, step: str, *, status: Status = "failed", **data: Any) -> StepRecord:
+        """Record an attempt of ``step`` that leaves its current record standing: it goes to
+        ``env``'s history only (e.g. an INCONCLUSIVE verify after a PASS for the same head)."""
+        return self._add(env, step, status, data, standing=False)
+
+    def _add(
+        self, env: str, step: str, status: str, data: Mapping[str, Any], *, standing: bool
+    ) -> StepRecord:
         _check_step(check_env_name(env), step)
         if status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, not {status!r}")
@@ -182,7 +193,10 @@ class Ledger:
                 **({"run": self._run} if self._run is not None else {}),
             }
             entry = {**stamped, **detached}
-            self._replace_env(env, {**steps, step: entry})
+            if standing:
+                self._replace_env(env, {**steps, step: entry})
+            else:
+                self._adopt(env, steps, [{"step": step, **entry}])
         return _step_record(step, copy.deepcopy(entry))
 
     def done(self, env: str, step: str, manifest_hash: str) -> bool:
@@ -215,6 +229,10 @@ class Ledger:
         """
         old = self._data["envs"].get(env, {})
         gone = [{"step": s, **r} for s, r in old.items() if steps.get(s) is not r]
+        self._adopt(env, steps, gone)
+
+    def _adopt(self, env: str, steps: dict[str, Any], gone: list[dict[str, Any]]) -> None:
+        """Persist the ledger with ``env``'s ``steps`` and ``gone`` added to its history."""
         history = dict(self._data.get("history", {}))
         if gone:
             history[env] = [*history.get(env, []), *gone]

@@ -246,8 +246,8 @@ class Release:
             on_update=self.progress or (lambda space_id, status: None),
         )
         for result in results:
-            record_result(self.ledger, result)
-            self.event(f"verified {result.env}: {result.outcome.value} ({result.reason})")
+            kept = "" if record_result(self.ledger, result) else "; the recorded verdict stands"
+            self.event(f"verified {result.env}: {result.outcome.value} ({result.reason}){kept}")
 
     def promote(self, envs: list[str]) -> None:
         todo = self.after_verdict(envs, "promote")

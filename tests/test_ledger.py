@@ -352,3 +352,13 @@ def test_write_atomic_keeps_an_existing_files_mode(tmp_path: Path) -> None:
     write_atomic(target, b"new")
     assert target.read_bytes() == b"new"
     assert stat.S_IMODE(target.stat().st_mode) == 0o644
+
+
+def test_an_attempt_goes_to_the_history_and_leaves_the_standing_record(path: Path) -> None:
+    ledger = Ledger.load(path, RELEASE)
+    standing = ledger.record("echo_env", "verify", outcome="PASS", commit="c1")
+    tried = ledger.attempt("echo_env", "verify", outcome="INCONCLUSIVE", commit="c1")
+    assert tried.status == "failed" and ledger.env("echo_env").get("verify") == standing
+    reread = Ledger.load(path, RELEASE)
+    assert [r.data["outcome"] for r in reread.history("echo_env", "verify")] == ["PASS", "INCONCLUSIVE"]
+    assert on_disk(path)["envs"]["echo_env"]["verify"]["outcome"] == "PASS"

@@ -394,3 +394,58 @@ def test_a_429_whose_retry_after_is_short_is_retried_once(deployed_once: Path) -
         result = verify(hub, "echo_env")["echo_env"]
     assert result.outcome is Outcome.PASS, result.reason
     assert [e.status for e in result.attempts[0].result.transcript][1:3] == [429, 200]
+
+
+def test_inconclusive_never_replaces_a_standing_verdict_and_flips_keep_their_evidence(hub: LocalHub, tmp_path: Path) -> None:
+    """PASS -> promoted -> a standalone verify at --timeout 0.001 (INCONCLUSIVE: kept as a later
+    attempt) -> a FAIL with Space evidence (replaces the PASS; the flip keeps the PASS it acted on)."""
+    from releaselib.report import build_report, render_briefing
+    from releaselib.verify import record_result
+
+    config = release_config(tmp_path)
+    ledger = Ledger.load(tmp_path / "ledger.json", config.as_json())
+    ledger.start_run(flags=[], envs=["echo_env"])
+    ledger.record("echo_env", "deploy", space_id=f"openenv/echo_env{SUFFIX}", head="c1")
+    passed = verify(hub, "echo_env")["echo_env"]
+    assert record_result(ledger, passed)
+    at = ledger.env("echo_env").get("verify").at
+    ledger.record("echo_env", "promote", decision="promoted", targets=["openenv/echo_env"], verified_at=at)
+    ledger = Ledger.load(ledger.path, config.as_json())  # standalone verify: outside any run
+
+    unsure = verify(hub, "echo_env", timeout=0.001)["echo_env"]
+    assert unsure.outcome is Outcome.INCONCLUSIVE and unsure.state.sha == passed.state.sha
+    assert not record_result(ledger, unsure, by="verify")
+    report = build_report(config, ledger)
+    (entry,) = report["envs"]
+    assert (entry["outcome"], entry["decision"], entry["evidence"]["at"]) == ("PASS", "promoted", at)
+    assert report["inconclusive"] == [] and [e["env"] for e in report["evidence"]] == ["echo_env"]
+    (later,) = entry["later_attempts"]
+    assert later["outcome"] == "INCONCLUSIVE" and later["by"] == "standalone verify"
+    text = render_briefing(report)
+    assert "later attempt by standalone verify at " in text and "not evidence, the verdict above stands" in text
+
+    state = running_state(hub, "echo_env")
+    failed = check_space(state, plan_for(registry(), "echo_env", 10.0), headers={}, tls=tls(hub))
+    assert failed.outcome is Outcome.FAIL and failed.state.sha == passed.state.sha
+    assert record_result(ledger, failed, by="verify")
+    report = build_report(config, ledger)
+    (entry,) = report["envs"]
+    (flip,) = report["evidence"]
+    assert entry["outcome"] == "FAIL" and entry["evidence"]["by"] == "standalone verify"
+    assert (flip["at"], flip["by"], flip["targets"]) == (at, "run 1", ["openenv/echo_env"])
+    assert "the candidate now fails" in flip["warning"]
+    assert "warning, echo_env: the candidate now fails" in render_briefing(report)
+
+
+def test_verify_of_a_paused_candidate_says_so_plainly(deployed_once: Path) -> None:
+    from huggingface_hub import HfApi
+
+    with LocalHub(deployed_once) as hub:
+        api = HfApi(endpoint=hub.endpoint, token=hub.token)
+        api.pause_space(f"openenv/echo_env{SUFFIX}")
+        try:
+            result = verify(hub, "echo_env")["echo_env"]
+        finally:
+            api.restart_space(f"openenv/echo_env{SUFFIX}")
+    assert result.outcome is Outcome.INCONCLUSIVE and result.our_error
+    assert "candidate is paused (cleanup --archive" in result.reason
