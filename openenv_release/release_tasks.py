@@ -75,7 +75,10 @@ def release(
     no_wait: bool = False,
     allow_secret: list[str] | None = None,
 ) -> None:
-    """The whole release, resumable: stage, deploy, verify, promote, collection, pin, report."""
+    """The whole release, resumable: stage, deploy, verify, promote, collection, pin, report.
+
+    Exit 1 if any env FAILed, else 5 if any ended INCONCLUSIVE (nothing decisive for it).
+    """
     from dataclasses import replace
 
     from releaselib.hub import Hub
@@ -84,6 +87,7 @@ def release(
     from releaselib.release import Release, ReleaseOptions, release_key
     from releaselib.stage import allow_flags
     from releaselib.status import board, runtimes_of
+    from releaselib.verdicts import exit_status
 
     with reported():
         options = ReleaseOptions(
@@ -130,8 +134,11 @@ def release(
             out.print_board(
                 console, board(book, runtimes_of(hub.list_spaces(config.namespace)), config)
             )
-        if any(e["outcome"] == "FAIL" for e in run.report["envs"]):
-            raise Exit(code=1)
+        code, why = exit_status(e["outcome"] for e in run.report["envs"])
+        if why:
+            console.print(f"[yellow]{why}[/]", soft_wrap=True)
+        if code:
+            raise Exit(code=code)
 
 
 @task(help=helps("repo", "version", "namespace", "staging_dir", "hub_endpoint", "ledger", "json"))

@@ -145,12 +145,12 @@ def verify(
 ) -> None:
     """Wait for the candidates, then require a real reset and step on a READY domain.
 
-    Exit 1 if any FAILed. Needs no OpenEnv checkout: the tuple comes from the flags or the
-    release's ledger.
+    Exit 1 if any FAILed, else 5 if any is INCONCLUSIVE. Needs no OpenEnv checkout: the tuple
+    comes from the flags or the release's ledger.
     """
 
     from releaselib.hub import Hub
-    from releaselib.probe import Outcome
+    from releaselib.verdicts import exit_status
     from releaselib.verify import DEFAULT_TIMEOUT, PROBE_JOBS, candidates, verify_spaces
     from releaselib.verify_tuple import verify_config
 
@@ -204,8 +204,11 @@ def verify(
             print(jsonlib.dumps([r.as_json() for r in results], indent=2))
         else:
             print_results(console, results)
-        if any(r.outcome is Outcome.FAIL for r in results):
-            raise Exit(code=1)
+        code, why = exit_status(r.outcome.value for r in results)
+        if why:
+            console.print(f"[yellow]{why}[/]", soft_wrap=True)
+        if code:
+            raise Exit(code=code)
 
 
 @task(

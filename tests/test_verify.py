@@ -310,7 +310,7 @@ def test_env_names_and_slow_env_timeouts() -> None:
     assert plan_for(registry(), "echo_env", 20.0).timeout == 20.0
 
 
-def test_the_verify_task_prints_json_records_the_ledger_and_exits_1_on_a_fail(hub: LocalHub, tmp_path: Path) -> None:
+def test_the_verify_task_prints_json_records_the_ledger_and_exits_1_on_a_fail_5_on_nothing_decisive(hub: LocalHub, tmp_path: Path) -> None:
     checkout = tmp_path / "OpenEnv"
     (checkout / "envs").mkdir(parents=True)
     (checkout / "pyproject.toml").write_text('[project]\nname = "openenv"\nversion = "0.2.2"\n')
@@ -325,6 +325,12 @@ def test_the_verify_task_prints_json_records_the_ledger_and_exits_1_on_a_fail(hu
     recorded = json.loads(ledger.read_text())["envs"]
     assert recorded["echo_env"]["verify"]["outcome"] == "PASS" and recorded["echo_env"]["verify"]["status"] == "done"
     assert hub.token not in done.stdout + done.stderr + ledger.read_text()
+    # nothing decisive: exit 5, and the INCONCLUSIVE attempt leaves the recorded PASS standing
+    unsure = subprocess.run([sys.executable, "-c", code, *args[:5], "--timeout", "0.001", *args[7:]], env=env, capture_output=True, text=True, timeout=120)
+    assert unsure.returncode == 5, unsure.stderr
+    assert "nothing decisive for 1 env: see the remedies; rerun" in unsure.stderr
+    assert "echo_env: INCONCLUSIVE is no evidence; the recorded PASS stands" in unsure.stderr
+    assert json.loads(ledger.read_text())["envs"]["echo_env"]["verify"]["outcome"] == "PASS"
 
 
 def test_verify_needs_no_checkout_and_never_runs_git(hub: LocalHub, tmp_path: Path) -> None:
@@ -449,3 +455,11 @@ def test_verify_of_a_paused_candidate_says_so_plainly(deployed_once: Path) -> No
             api.restart_space(f"openenv/echo_env{SUFFIX}")
     assert result.outcome is Outcome.INCONCLUSIVE and result.our_error
     assert "candidate is paused (cleanup --archive" in result.reason
+
+
+def test_exit_status_is_1_for_a_fail_else_5_for_an_inconclusive_else_0() -> None:
+    from releaselib.verdicts import exit_status
+
+    assert exit_status(["PASS", "INCONCLUSIVE", "FAIL"]) == (1, "")
+    assert exit_status(["PASS", "INCONCLUSIVE", "INCONCLUSIVE"]) == (5, "nothing decisive for 2 envs: see the remedies; rerun")
+    assert exit_status(["PASS"]) == exit_status([]) == (0, "")
