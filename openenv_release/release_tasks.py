@@ -84,7 +84,7 @@ def release(
     from releaselib.hub import Hub
     from releaselib.ledger import Ledger, default_path
     from releaselib.locks import run_locks
-    from releaselib.release import Release, ReleaseOptions, release_key
+    from releaselib.release import Release, ReleaseOptions, nothing_to_redo, release_key
     from releaselib.stage import allow_flags
     from releaselib.status import board, runtimes_of
     from releaselib.verdicts import exit_status
@@ -111,8 +111,10 @@ def release(
         console = consoles(json)
         out.print_tuple(console, config, resolution)
         specs = select_envs(discover_envs(config.repo), env or [])
-        hub = Hub.connect(config.hub_endpoint)
         ledger_path = Path(ledger) if ledger else default_path(config)
+        if from_ != "stage" and not ledger_path.exists():
+            raise nothing_to_redo(from_)  # before anything (staging dir, ledger) is created
+        hub = Hub.connect(config.hub_endpoint)
         allowed = allow_flags(allow_secret or [], config.repo)
         ids = [config.space_id(s.name) for s in specs]
         with (

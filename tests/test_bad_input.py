@@ -355,3 +355,9 @@ def test_a_hub_failure_for_one_env_leaves_the_others_deployed(
     assert deployed["b_env"].ok and deployed["b_env"].commit
     error = deployed["a_env"].error or ""
     assert error.startswith("a_env: ") and fragment in error, error
+
+
+def test_release_from_a_step_on_a_fresh_staging_dir_creates_nothing(checkout: Path, tmp_path: Path) -> None:
+    result = run(checkout, tmp_path, "release", "--from", "verify")
+    assert_one_line(result, 2, "nothing to redo: the ledger has no verify records", "run release without --from")
+    assert not (tmp_path / "staging").exists()
