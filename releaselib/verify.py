@@ -9,8 +9,9 @@ about as long as its slowest Space.
 
 FAIL rests only on the Space's own evidence: an HTTP answer from its domain (see
 :mod:`releaselib.probe`), a Hub-reported BUILD_ERROR or RUNTIME_ERROR with its errorMessage, or a
-RUNNING Space whose every READY domain answers an HTTP error for ``/health``. Anything else that
-stops a verdict is INCONCLUSIVE, with ``our_error`` set when the cause is on our side.
+RUNNING Space whose every READY domain answers an HTTP error for ``/health`` (a 401/403, 429 or
+redirect is never the env's, on any path). Anything else that stops a verdict is INCONCLUSIVE,
+with ``our_error`` set when the cause is on our side; it never replaces a standing verdict.
 """
 
 from __future__ import annotations
