@@ -310,8 +310,12 @@ def recover(
         book = open_ledger(config, ledger, create=False)
         if results:
             record(book, results[0], by="recover", recovery=recovery.as_json())
-        elif book is not None:  # not ready: no verdict, so a rerun verifies again
-            book.record(env, "verify", status="failed", recovery=recovery.as_json())
+        elif book is not None:  # not ready: no verdict; one already recorded stands
+            standing = book.env(env).get("verify")
+            keep = standing is not None and standing.data.get("outcome") in ("PASS", "FAIL")
+            (book.attempt if keep else book.record)(
+                env, "verify", status="failed", recovery=recovery.as_json()
+            )
         if json:
             document = {"recovery": recovery.as_json(), "verify": [r.as_json() for r in results]}
             print(jsonlib.dumps(document, indent=2))

@@ -374,6 +374,10 @@ FRONT_DOORS = {
 }
 
 
+#: A restarted Hub's Space sleeps until its first request, which waits for it to start.
+WAKE = 180.0
+
+
 @pytest.fixture(scope="module")
 def deployed_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A Hub state dir holding echo_env's candidate, for Hubs restarted with other faults."""
@@ -387,7 +391,7 @@ def deployed_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_answers_that_are_not_the_envs_are_inconclusive_never_fail(deployed_once: Path, fault: dict[str, Any]) -> None:
     """401/403 (our token), 429 (rate limit) and a redirect on any path: our error, no pin."""
     with LocalHub(deployed_once, scenario=Scenario.from_dict({"faults": [{"endpoint": "space_domain", **fault}]})) as hub:
-        result = verify(hub, "echo_env")["echo_env"]
+        result = verify(hub, "echo_env", timeout=WAKE)["echo_env"]
     assert result.outcome is Outcome.INCONCLUSIVE and result.our_error, result.reason
     statuses = [e.status for e in result.attempts[0].result.transcript]
     assert statuses[-1] == fault["status"] and statuses.count(429) in (0, 2)  # 429: one retry
@@ -397,7 +401,7 @@ def test_answers_that_are_not_the_envs_are_inconclusive_never_fail(deployed_once
 def test_a_429_whose_retry_after_is_short_is_retried_once(deployed_once: Path) -> None:
     once = {"endpoint": "space_domain", "path": "/reset", "status": 429, "retry_after": 0, "count": 1}
     with LocalHub(deployed_once, scenario=Scenario.from_dict({"faults": [once]})) as hub:
-        result = verify(hub, "echo_env")["echo_env"]
+        result = verify(hub, "echo_env", timeout=WAKE)["echo_env"]
     assert result.outcome is Outcome.PASS, result.reason
     assert [e.status for e in result.attempts[0].result.transcript][1:3] == [429, 200]
 
