@@ -75,15 +75,19 @@ def release(
     no_wait: bool = False,
     allow_secret: list[str] | None = None,
 ) -> None:
-    """The whole release, resumable: stage, deploy, verify, promote, collection, pin, report."""
+    """The whole release, resumable: stage, deploy, verify, promote, collection, pin, report.
+
+    Exit 1 if any env FAILed, else 5 if any ended INCONCLUSIVE (nothing decisive for it).
+    """
     from dataclasses import replace
 
     from releaselib.hub import Hub
     from releaselib.ledger import Ledger, default_path
     from releaselib.locks import run_locks
-    from releaselib.release import Release, ReleaseOptions, release_key
+    from releaselib.release import Release, ReleaseOptions, nothing_to_redo, release_key
     from releaselib.stage import allow_flags
     from releaselib.status import board, runtimes_of
+    from releaselib.verdicts import exit_status
 
     with reported():
         options = ReleaseOptions(
@@ -107,8 +111,10 @@ def release(
         console = consoles(json)
         out.print_tuple(console, config, resolution)
         specs = select_envs(discover_envs(config.repo), env or [])
-        hub = Hub.connect(config.hub_endpoint)
         ledger_path = Path(ledger) if ledger else default_path(config)
+        if from_ != "stage" and not ledger_path.exists():
+            raise nothing_to_redo(from_)  # before anything (staging dir, ledger) is created
+        hub = Hub.connect(config.hub_endpoint)
         allowed = allow_flags(allow_secret or [], config.repo)
         ids = [config.space_id(s.name) for s in specs]
         with (
@@ -130,8 +136,11 @@ def release(
             out.print_board(
                 console, board(book, runtimes_of(hub.list_spaces(config.namespace)), config)
             )
-        if any(e["outcome"] == "FAIL" for e in run.report["envs"]):
-            raise Exit(code=1)
+        code, why = exit_status(e["outcome"] for e in run.report["envs"])
+        if why:
+            console.print(f"[yellow]{why}[/]", soft_wrap=True)
+        if code:
+            raise Exit(code=code)
 
 
 @task(help=helps("repo", "version", "namespace", "staging_dir", "hub_endpoint", "ledger", "json"))

@@ -99,12 +99,16 @@ def print_recovery(console: Console, recovery: Recovery) -> None:
         console.print(f"[bold]known failure {signature.name}[/] ({matched!r}): {signature.fix}")
 
 
-def record(ledger: Ledger | None, result: VerifyResult, **extra: Any) -> None:
-    """Record ``result`` as the env's verify step (its Verdict fields included)."""
+def record(ledger: Ledger | None, result: VerifyResult, **extra: Any) -> str | None:
+    """Record ``result`` as the env's verify step (its Verdict fields included); a note when
+    it was only an attempt that left the recorded verdict standing."""
     from releaselib.verify import record_result
 
-    if ledger is not None:
-        record_result(ledger, result, **extra)
+    if ledger is None or record_result(ledger, result, **extra):
+        return None
+    standing = ledger.env(result.env).get("verify")
+    verdict = standing.data.get("outcome") if standing else None
+    return f"{result.env}: {result.outcome.value} is no evidence; the recorded {verdict} stands"
 
 
 def number(name: str, flag: str | None, configured: dict[str, Any], default: float) -> float:
@@ -141,12 +145,12 @@ def verify(
 ) -> None:
     """Wait for the candidates, then require a real reset and step on a READY domain.
 
-    Exit 1 if any FAILed. Needs no OpenEnv checkout: the tuple comes from the flags or the
-    release's ledger.
+    Exit 1 if any FAILed, else 5 if any is INCONCLUSIVE. Needs no OpenEnv checkout: the tuple
+    comes from the flags or the release's ledger.
     """
 
     from releaselib.hub import Hub
-    from releaselib.probe import Outcome
+    from releaselib.verdicts import exit_status
     from releaselib.verify import DEFAULT_TIMEOUT, PROBE_JOBS, candidates, verify_spaces
     from releaselib.verify_tuple import verify_config
 
@@ -193,13 +197,18 @@ def verify(
                 on_update=update,
             )
         for result in results:
-            record(book, result)
+            note = record(book, result, by="verify")
+            if note:
+                console.print(note, soft_wrap=True)
         if json:
             print(jsonlib.dumps([r.as_json() for r in results], indent=2))
         else:
             print_results(console, results)
-        if any(r.outcome is Outcome.FAIL for r in results):
-            raise Exit(code=1)
+        code, why = exit_status(r.outcome.value for r in results)
+        if why:
+            console.print(f"[yellow]{why}[/]", soft_wrap=True)
+        if code:
+            raise Exit(code=code)
 
 
 @task(
@@ -300,9 +309,13 @@ def recover(
         )
         book = open_ledger(config, ledger, create=False)
         if results:
-            record(book, results[0], recovery=recovery.as_json())
-        elif book is not None:  # not ready: no verdict, so a rerun verifies again
-            book.record(env, "verify", status="failed", recovery=recovery.as_json())
+            record(book, results[0], by="recover", recovery=recovery.as_json())
+        elif book is not None:  # not ready: no verdict; one already recorded stands
+            standing = book.env(env).get("verify")
+            keep = standing is not None and standing.data.get("outcome") in ("PASS", "FAIL")
+            (book.attempt if keep else book.record)(
+                env, "verify", status="failed", recovery=recovery.as_json()
+            )
         if json:
             document = {"recovery": recovery.as_json(), "verify": [r.as_json() for r in results]}
             print(jsonlib.dumps(document, indent=2))

@@ -8,8 +8,9 @@ Layout (schema 1)::
      "history": {"<env>": [{"step": "<step>", ...a replaced or invalidated record...}]},
      "runs": [{"run": 1, "at": "<UTC ISO>", "flags": {...}}]}
 
-``envs`` holds each step's latest record; ``history`` every record a later one replaced or
-``invalidate_from`` dropped, oldest first, so reports can be rebuilt from the whole release.
+``envs`` holds each step's standing record; ``history`` every record a later one replaced or
+``invalidate_from`` dropped, and every ``attempt`` that left the standing one in place, oldest
+first, so reports can be rebuilt from the whole release.
 ``runs`` lists the ``release`` runs; records made during one carry its number.
 
 Each record is persisted at once, under the ledger's lock (``releaselib.locks``): the file is
@@ -173,6 +174,16 @@ class Ledger:
         (UTC), ``attempt`` (1 + the previous attempt) and ``manifest_hash`` (the stage record's
         unless given).
         """
+        return self._add(env, step, status, data, standing=True)
+
+    def attempt(self, env: str, step: str, *, status: Status = "failed", **data: Any) -> StepRecord:
+        """Record an attempt of ``step`` that leaves its current record standing: it goes to
+        ``env``'s history only (e.g. an INCONCLUSIVE verify after a PASS for the same head)."""
+        return self._add(env, step, status, data, standing=False)
+
+    def _add(
+        self, env: str, step: str, status: str, data: Mapping[str, Any], *, standing: bool
+    ) -> StepRecord:
         _check_step(check_env_name(env), step)
         if status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, not {status!r}")
@@ -191,8 +202,11 @@ class Ledger:
                 "manifest_hash": steps.get("stage", {}).get("manifest_hash"),
                 **({"run": self._run} if self._run is not None else {}),
             }
-            made.update(stamped, **detached)
-            return _with_env(current, env, {**steps, step: made})
+            entry = {**stamped, **detached}
+            made.update(entry)
+            if standing:
+                return _with_env(current, env, {**steps, step: entry})
+            return _with_history(current, env, steps, [{"step": step, **entry}])
 
         with self._lock:
             self._commit(change)
@@ -245,6 +259,13 @@ def _with_env(data: dict[str, Any], env: str, steps: dict[str, Any]) -> dict[str
     """``data`` with ``env``'s records replaced; the replaced ones go to its history."""
     old = data["envs"].get(env, {})
     gone = [{"step": s, **r} for s, r in old.items() if steps.get(s) is not r]
+    return _with_history(data, env, steps, gone)
+
+
+def _with_history(
+    data: dict[str, Any], env: str, steps: dict[str, Any], gone: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """``data`` with ``env``'s records ``steps`` and ``gone`` added to its history."""
     history = dict(data.get("history", {}))
     if gone:
         history[env] = [*history.get(env, []), *gone]

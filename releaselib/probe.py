@@ -1,11 +1,13 @@
 """Runtime probes of a running env server: ``/health``, ``/reset``, and a schema-derived ``/step``.
 
 ``probe_base_url`` answers PASS only when ``POST /reset`` returns an observation and ``POST /step``
-is accepted; ``/health`` alone is never a PASS. FAIL rests only on an HTTP answer from the
-server: a 5xx or other error status, or a body that is not an observation. Everything on our side
-of the wire (TLS verification, DNS, a proxy, a connection refused or reset before any answer, our
-own time-out, a 401/403 for our token, a 422 naming the body we sent) is INCONCLUSIVE with
-``our_error`` set and a remedy in the reason (see :mod:`releaselib.wire`).
+is accepted; ``/health`` alone is never a PASS. FAIL rests only on the env's own HTTP answer: a
+5xx or other error status, or a body that is not an observation. Everything on our side of the
+wire (TLS verification, DNS, a proxy, a connection refused or reset before any answer, our own
+time-out, a 422 naming the body we sent) and every answer from whatever stands in front of the
+env on any path (a 401/403 refusing our token, a 429 rate limit, a redirect, never followed) is
+INCONCLUSIVE with ``our_error`` set and a remedy in the reason (see :mod:`releaselib.wire`). A 429
+whose Retry-After is short is retried once.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import httpx
 from releaselib.wire import wire_problem
 
 BODY_CHARS = 300
+#: The longest Retry-After (seconds) a rate-limited request waits for before its one retry.
+RETRY_AFTER_MAX = 5.0
 
 
 class Outcome(enum.Enum):
@@ -95,6 +99,19 @@ class _Session:
         self.transcript: list[Exchange] = []
 
     def send(self, method: str, path: str, body: Any = None) -> _Answer:
+        """The answer to one request; _Stop for no answer or one that is not the env's."""
+        response = self._request(method, path, body)
+        if response.status_code == 429 and (pause := _retry_after(response)) is not None:
+            time.sleep(pause)
+            response = self._request(method, path, body)
+        _refuse_front_door(f"{method} {path}", response)
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
+        return _Answer(response.status_code, data)
+
+    def _request(self, method: str, path: str, body: Any) -> httpx.Response:
         start = time.monotonic()
         try:
             response = self.client.request(method, path, json=body)
@@ -104,15 +121,44 @@ class _Session:
             reason = f"{method} {path}: {problem.what} ({problem.detail}); {problem.remedy}"
             raise _Stop(Outcome.INCONCLUSIVE, reason, our_error=True) from exc
         self._record(method, path, response.status_code, response.text, start)
-        try:
-            data = response.json()
-        except ValueError:
-            data = None
-        return _Answer(response.status_code, data)
+        return response
 
     def _record(self, method: str, path: str, status: int | None, body: str, start: float) -> None:
         seconds = time.monotonic() - start
         self.transcript.append(Exchange(method, path, status, trim(body), seconds))
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """The seconds a 429's Retry-After asks for, when short enough to wait once; else None."""
+    try:
+        seconds = float(response.headers.get("Retry-After", ""))
+    except ValueError:
+        return None
+    return max(seconds, 0.0) if seconds <= RETRY_AFTER_MAX else None
+
+
+def _refuse_front_door(what: str, response: httpx.Response) -> None:
+    """_Stop (INCONCLUSIVE, ours) for an answer that is not the env's: a 401/403 for our token,
+    a 429 rate limit, a redirect (a login or front door; never followed)."""
+    status = response.status_code
+    if status in (401, 403):
+        reason = (
+            f"{what} answered {status}: our token was refused or may not read the Space; "
+            "check that HF_TOKEN can read the Space, then verify again"
+        )
+    elif status == 429:
+        wait = response.headers.get("Retry-After")
+        after = f" (Retry-After {wait} s)" if wait else ""
+        reason = f"{what} answered 429: rate limited{after}; rerun later"
+    elif 300 <= status < 400:
+        to = response.headers.get("Location", "elsewhere")
+        reason = (
+            f"{what} answered {status}, a redirect to {to} (not followed): a login or front-door "
+            "redirect, not the env; check HF_TOKEN can read the Space, then verify again"
+        )
+    else:
+        return
+    raise _Stop(Outcome.INCONCLUSIVE, reason, our_error=True)
 
 
 def trim(text: str, limit: int = BODY_CHARS) -> str:
@@ -169,13 +215,6 @@ def _expect_observation(what: str, answer: _Answer, sent: Mapping[str, Any]) -> 
             Outcome.INCONCLUSIVE,
             f"probe error: {what} rejected our body {json.dumps(sent)} "
             f"({locations}); fix the probe (a plugin step body), not the env",
-            our_error=True,
-        )
-    if answer.status in (401, 403):
-        raise _Stop(
-            Outcome.INCONCLUSIVE,
-            f"{what} answered {answer.status}: our token was refused; "
-            "check that HF_TOKEN can read the Space",
             our_error=True,
         )
     if answer.status != 200:

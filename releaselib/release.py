@@ -87,6 +87,14 @@ class ReleaseRun:
     briefing: Path | None
 
 
+def nothing_to_redo(step: str) -> UsageError:
+    """The refusal of ``--from STEP`` when the ledger (or no ledger) has no STEP records."""
+    return UsageError(
+        f"nothing to redo: the ledger has no {step} records",
+        remedy=f"run release without --from, or with the ledger of a run that reached {step}",
+    )
+
+
 def release_key(config: ReleaseConfig) -> dict[str, Any]:
     """The release tuple as the ledger keeps it (no token: none is in the config)."""
     return {
@@ -124,11 +132,7 @@ class Release:
         step = self.options.from_step
         if step != "stage":
             if not any(self.ledger.env(env).get(step) for env in envs):
-                raise UsageError(
-                    f"nothing to redo: the ledger has no {step} records",
-                    remedy=f"run release without --from, or with the ledger of a run that "
-                    f"reached {step}",
-                )
+                raise nothing_to_redo(step)
             for env in envs:
                 self.ledger.invalidate_from(env, step)
         self.ledger.start_run(flags=self.options.flags(), envs=envs)
@@ -246,8 +250,8 @@ class Release:
             on_update=self.progress or (lambda space_id, status: None),
         )
         for result in results:
-            record_result(self.ledger, result)
-            self.event(f"verified {result.env}: {result.outcome.value} ({result.reason})")
+            kept = "" if record_result(self.ledger, result) else "; the recorded verdict stands"
+            self.event(f"verified {result.env}: {result.outcome.value} ({result.reason}){kept}")
 
     def promote(self, envs: list[str]) -> None:
         todo = self.after_verdict(envs, "promote")

@@ -87,14 +87,15 @@ def decision_reason(entry: EnvEntry, verdict: str, decided: str, pin: StepRecord
     return str(promote.get("reason") or "not promoted yet")
 
 
-def evidence(entry: EnvEntry) -> dict[str, Any]:
-    """The verify record the verdict rests on, and the run it came from."""
-    verify = entry.get("verify")
+def evidence(verify: StepRecord | None) -> dict[str, Any]:
+    """What a verify record found, and the run (or standalone task) that recorded it."""
     if verify is None:
         return {}
     found = verify.data
+    by = f"run {verify.run}" if verify.run else f"standalone {found.get('by') or 'verify'}"
     return {
         "run": verify.run,
+        "by": by,
         "at": verify.at,
         "commit": found.get("commit"),
         "stage": found.get("stage"),
@@ -102,6 +103,33 @@ def evidence(entry: EnvEntry) -> dict[str, Any]:
         "domains": list(found.get("domain_attempts", [])),
         "checks": dict(found.get("checks", {})),
     }
+
+
+def later_attempts(
+    verifies: Sequence[StepRecord], current: StepRecord | None
+) -> list[dict[str, Any]]:
+    """Verify attempts recorded after the standing verdict that did not replace it."""
+    since = current.at if current is not None else ""
+    return [
+        {**evidence(r), "outcome": r.data.get("outcome"), "reason": r.data.get("reason") or ""}
+        for r in verifies
+        if current is not None and (r.at or "") > since
+    ]
+
+
+def flip(ledger: Ledger, name: str, verifies: Sequence[StepRecord]) -> dict[str, Any] | None:
+    """The last promotion that flipped canonical Spaces, with the verdict it acted on (found in
+    the history by its time, never the latest verdict); None if none did."""
+    promoted = [
+        r
+        for r in ledger.history(name, "promote")
+        if r.data.get("decision") == "promoted" and r.data.get("targets")
+    ]
+    if not promoted:
+        return None
+    acted = promoted[-1]
+    basis = next((v for v in verifies if v.at == acted.data.get("verified_at")), None)
+    return {"targets": list(acted.data["targets"]), "at": acted.at, **evidence(basis)}
 
 
 def env_report(ledger: Ledger, name: str) -> dict[str, Any]:
@@ -112,7 +140,9 @@ def env_report(ledger: Ledger, name: str) -> dict[str, Any]:
     lift = pins[-1] if pins and pins[-1].data.get("decision") == "lifted" else None
     verdict = outcome(entry)
     decided = decision(entry, pin)
-    found = evidence(entry)
+    found = evidence(entry.get("verify"))
+    verifies = ledger.history(name, "verify")
+    flipped = flip(ledger, name, verifies)
     return {
         "env": name,
         "space_id": deploy.get("space_id") or stage.get("space_id"),
@@ -127,6 +157,9 @@ def env_report(ledger: Ledger, name: str) -> dict[str, Any]:
         "stage": found.get("stage"),
         "hardware": found.get("hardware"),
         "domains": found.get("domains", []),
+        "later_attempts": later_attempts(verifies, entry.get("verify")),
+        "flip": flipped,
+        "flip_warning": flip_warning(flipped, verdict, verify) if flipped else "",
         "pin_diff": pin.data.get("diff", "") if pin else "",
         "pin_run": pin.run if pin else None,
         "lift_diff": lift.data.get("diff", "") if lift and lift.data.get("changed") else "",
@@ -136,6 +169,17 @@ def env_report(ledger: Ledger, name: str) -> dict[str, Any]:
         "cleanup": data(entry, "cleanup").get("action"),
         "allowed_secrets": list(stage.get("allowed_secrets", [])),
     }
+
+
+def flip_warning(flipped: Mapping[str, Any], verdict: str, verify: Mapping[str, Any]) -> str:
+    """A warning when the candidate a canonical now holds no longer has the PASS it acted on."""
+    if verdict == "PASS" and flipped.get("commit") == verify.get("commit"):
+        return ""
+    now = "now fails" if verdict == "FAIL" else f"is now {verdict}"
+    return (
+        f"the candidate {now} ({verify.get('reason') or 'no reason recorded'}), but "
+        f"{', '.join(flipped['targets'])} still hold(s) what the earlier PASS promoted"
+    )
 
 
 class Commands:
@@ -199,7 +243,7 @@ def build_report(
         "inconclusive": [
             {
                 "env": e["env"],
-                "reason": e["decision_reason"],
+                "reason": f"INCONCLUSIVE: {e['reason']}" if e["reason"] else e["decision_reason"],
                 "our_error": e["our_error"],
                 "run": e["evidence"].get("run"),
                 "remedy": PROBE_REMEDY if e["our_error"] else WAIT_REMEDY,
@@ -208,14 +252,9 @@ def build_report(
             if e["outcome"] == "INCONCLUSIVE"
         ],
         "evidence": [
-            {
-                "env": e["env"],
-                "space_id": e["space_id"],
-                "targets": e["canonical_targets"],
-                **e["evidence"],
-            }
+            {"env": e["env"], "space_id": e["space_id"], "warning": e["flip_warning"], **e["flip"]}
             for e in envs
-            if e["decision"] == "promoted"
+            if e["flip"]
         ],
         "reproduce": [
             commands.line("release", envs=[e["env"] for e in envs]),

@@ -101,7 +101,7 @@ def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) 
     if cells["collected"] is Cell.PENDING:
         return commands.line("collection")
     if data(entry, "cleanup").get("action") is None:
-        return commands.line("cleanup", "--archive")
+        return commands.line("cleanup", "--archive", "--yes")
     return "done"
 
 

@@ -8,11 +8,28 @@ must be verified again before anything is promoted, collected, lifted or cleaned
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from releaselib.hub import Hub, RemoteSpace
 from releaselib.ledger import Ledger
 from releaselib.records import OUTCOMES, Verdict
+
+#: The exit code of ``release`` and ``verify`` when nothing FAILed but some env ended
+#: INCONCLUSIVE: nothing decisive for it, so nothing was promoted or pinned for it.
+INCONCLUSIVE_EXIT = 5
+
+
+def exit_status(outcomes: Iterable[str]) -> tuple[int, str]:
+    """The exit code for envs that ended with ``outcomes``, and what to say about it: 1 if any
+    FAILed, else :data:`INCONCLUSIVE_EXIT` if any is INCONCLUSIVE, else 0."""
+    ended = list(outcomes)
+    if "FAIL" in ended:
+        return 1, ""
+    unsure = ended.count("INCONCLUSIVE")
+    if unsure:
+        envs = "env" if unsure == 1 else "envs"
+        return INCONCLUSIVE_EXIT, f"nothing decisive for {unsure} {envs}: see the remedies; rerun"
+    return 0, ""
 
 
 def from_ledger(ledger: Ledger) -> dict[str, Verdict]:

@@ -9,8 +9,9 @@ about as long as its slowest Space.
 
 FAIL rests only on the Space's own evidence: an HTTP answer from its domain (see
 :mod:`releaselib.probe`), a Hub-reported BUILD_ERROR or RUNTIME_ERROR with its errorMessage, or a
-RUNNING Space whose every READY domain answers an HTTP error for ``/health``. Anything else that
-stops a verdict is INCONCLUSIVE, with ``our_error`` set when the cause is on our side.
+RUNNING Space whose every READY domain answers an HTTP error for ``/health`` (a 401/403, 429 or
+redirect is never the env's, on any path). Anything else that stops a verdict is INCONCLUSIVE,
+with ``our_error`` set when the cause is on our side; it never replaces a standing verdict.
 """
 
 from __future__ import annotations
@@ -253,6 +254,12 @@ def _not_probed(state: SpaceState, plan: ProbePlan) -> VerifyResult:
             f"{state.stage}: {last_line}; the Hub refused the staged tree's configuration: "
             "check the staged README and Dockerfile, then deploy again"
         )
+    elif state.stage == "PAUSED":
+        reason = (
+            "PAUSED: the candidate is paused (cleanup --archive pauses verified candidates), "
+            "so it cannot be probed; a verdict already recorded for it stands; restart it "
+            "to verify again"
+        )
     else:
         reason = f"{state.stage}: the Space does not run; restart it, then verify again"
     return VerifyResult(
@@ -324,9 +331,19 @@ def judge(attempts: Sequence[DomainAttempt]) -> tuple[Outcome, str, bool]:
     return Outcome.FAIL, reason, False
 
 
-def record_result(ledger: Ledger, result: VerifyResult, **extra: Any) -> None:
+def record_result(ledger: Ledger, result: VerifyResult, **extra: Any) -> bool:
     """Record ``result`` as the env's verify step (its Verdict fields included); an
-    INCONCLUSIVE one is recorded as failed, so a rerun verifies it again."""
-    ledger.record(
-        result.env, "verify", status=result.ledger_status, **{**result.as_json(), **extra}
-    )
+    INCONCLUSIVE one is recorded as failed, so a rerun verifies it again.
+
+    An INCONCLUSIVE result is no evidence: it never replaces a standing PASS or FAIL for the same
+    head (or for a Space it could not see), and goes to the history as a later attempt. Returns
+    whether the result became the env's verdict."""
+    data = {**result.as_json(), **extra}
+    standing = ledger.env(result.env).get("verify")
+    if result.outcome is Outcome.INCONCLUSIVE and standing is not None:
+        decisive = standing.data.get("outcome") in (Outcome.PASS.value, Outcome.FAIL.value)
+        if decisive and result.state.sha in (None, standing.data.get("commit")):
+            ledger.attempt(result.env, "verify", status="failed", **data)
+            return False
+    ledger.record(result.env, "verify", status=result.ledger_status, **data)
+    return True

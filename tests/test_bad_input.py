@@ -381,3 +381,9 @@ def test_a_token_shaped_flag_value_is_refused_and_never_echoed(
     assert_one_line(result, 2, f"{flag}: the value looks like a token")
     assert TOKEN not in result.stdout + result.stderr
     assert not (tmp_path / TOKEN).exists() and not (tmp_path / "staging").exists()
+
+
+def test_release_from_a_step_on_a_fresh_staging_dir_creates_nothing(checkout: Path, tmp_path: Path) -> None:
+    result = run(checkout, tmp_path, "release", "--from", "verify")
+    assert_one_line(result, 2, "nothing to redo: the ledger has no verify records", "run release without --from")
+    assert not (tmp_path / "staging").exists()

@@ -430,3 +430,13 @@ def test_a_ledger_write_waits_for_the_run_holding_its_lock(path: Path) -> None:
         assert "a_env" not in on_disk(path)["envs"]
     assert proc.wait(timeout=60) == 0
     assert on_disk(path)["envs"]["a_env"]["verify"]["attempt"] == 15
+
+
+def test_an_attempt_goes_to_the_history_and_leaves_the_standing_record(path: Path) -> None:
+    ledger = Ledger.load(path, RELEASE)
+    standing = ledger.record("echo_env", "verify", outcome="PASS", commit="c1")
+    tried = ledger.attempt("echo_env", "verify", outcome="INCONCLUSIVE", commit="c1")
+    assert tried.status == "failed" and ledger.env("echo_env").get("verify") == standing
+    reread = Ledger.load(path, RELEASE)
+    assert [r.data["outcome"] for r in reread.history("echo_env", "verify")] == ["PASS", "INCONCLUSIVE"]
+    assert on_disk(path)["envs"]["echo_env"]["verify"]["outcome"] == "PASS"

@@ -201,3 +201,38 @@ def test_from_a_step_the_ledger_never_reached_is_a_usage_error(tmp_path: Path) -
     with pytest.raises(UsageError, match="nothing to redo: the ledger has no promote records") as caught:
         release.run([EnvSpec("echo_env", tmp_path / "envs" / "echo_env", None, None, True, "")])
     assert caught.value.exit_code == 2 and ledger.runs() == []
+
+
+def test_an_inconclusive_line_names_its_reason_even_for_a_promoted_env(tmp_path: Path) -> None:
+    from releaselib.config import ReleaseConfig
+    from releaselib.report import build_report, render_briefing
+
+    config = ReleaseConfig(repo=tmp_path, version="0.2.2", ref="main", ref_reason="t", dist="openenv-core", suffix="-0.2.2", staging_dir=tmp_path)
+    ledger = Ledger.load(tmp_path / "ledger.json", config.as_json())
+    ledger.start_run(flags=[], envs=["textarena_env"])
+    ledger.record("textarena_env", "verify", outcome="PASS", commit="c1")
+    at = ledger.env("textarena_env").get("verify").at
+    ledger.record("textarena_env", "promote", decision="promoted", targets=["openenv/sudoku", "openenv/wordle"], verified_at=at)
+    ledger.record("textarena_env", "verify", status="failed", outcome="INCONCLUSIVE", commit="c2", reason="PAUSED: the candidate is paused", our_error=True)
+    text = render_briefing(build_report(config, ledger))
+    line = next(x for x in text.splitlines() if x.startswith("- textarena_env (run 1): "))
+    assert line.startswith("- textarena_env (run 1): INCONCLUSIVE: PAUSED: the candidate is paused. Remedy: "), line
+    assert "into openenv/sudoku" not in line
+
+
+def test_the_boards_cleanup_action_is_the_command_that_archives(tmp_path: Path) -> None:
+    """``cleanup --archive`` without ``--yes`` only prints a plan: the board prints the one that acts."""
+    from releaselib.config import ReleaseConfig
+    from releaselib.status import board
+
+    config = ReleaseConfig(repo=tmp_path, version="0.2.2", ref="main", ref_reason="t", dist="openenv-core", suffix="-0.2.2", staging_dir=tmp_path)
+    ledger = Ledger.load(tmp_path / "ledger.json", config.as_json())
+    space = "openenv/echo_env-0.2.2"
+    ledger.record("echo_env", "stage", manifest_hash="h", space_id=space)
+    ledger.record("echo_env", "deploy", space_id=space, head="c1")
+    ledger.record("echo_env", "verify", outcome="PASS", commit="c1", checks={"POST /reset": 200, "POST /step": 200})
+    ledger.record("echo_env", "promote", decision="promoted", targets=["openenv/echo_env"])
+    ledger.record("echo_env", "collection", added=True)
+    ledger.record("echo_env", "pin", decision="leave", changed=False)
+    (row,) = board(ledger, {space: "RUNNING"}, config)
+    assert row.next_action.startswith("openenv-release cleanup ") and row.next_action.endswith(" --archive --yes"), row.next_action

@@ -310,7 +310,7 @@ def test_env_names_and_slow_env_timeouts() -> None:
     assert plan_for(registry(), "echo_env", 20.0).timeout == 20.0
 
 
-def test_the_verify_task_prints_json_records_the_ledger_and_exits_1_on_a_fail(hub: LocalHub, tmp_path: Path) -> None:
+def test_the_verify_task_prints_json_records_the_ledger_and_exits_1_on_a_fail_5_on_nothing_decisive(hub: LocalHub, tmp_path: Path) -> None:
     checkout = tmp_path / "OpenEnv"
     (checkout / "envs").mkdir(parents=True)
     (checkout / "pyproject.toml").write_text('[project]\nname = "openenv"\nversion = "0.2.2"\n')
@@ -325,6 +325,12 @@ def test_the_verify_task_prints_json_records_the_ledger_and_exits_1_on_a_fail(hu
     recorded = json.loads(ledger.read_text())["envs"]
     assert recorded["echo_env"]["verify"]["outcome"] == "PASS" and recorded["echo_env"]["verify"]["status"] == "done"
     assert hub.token not in done.stdout + done.stderr + ledger.read_text()
+    # nothing decisive: exit 5, and the INCONCLUSIVE attempt leaves the recorded PASS standing
+    unsure = subprocess.run([sys.executable, "-c", code, *args[:5], "--timeout", "0.001", *args[7:]], env=env, capture_output=True, text=True, timeout=120)
+    assert unsure.returncode == 5, unsure.stderr
+    assert "nothing decisive for 1 env: see the remedies; rerun" in unsure.stderr
+    assert "echo_env: INCONCLUSIVE is no evidence; the recorded PASS stands" in unsure.stderr
+    assert json.loads(ledger.read_text())["envs"]["echo_env"]["verify"]["outcome"] == "PASS"
 
 
 def test_verify_needs_no_checkout_and_never_runs_git(hub: LocalHub, tmp_path: Path) -> None:
@@ -358,3 +364,106 @@ def test_verify_needs_no_checkout_and_never_runs_git(hub: LocalHub, tmp_path: Pa
     Ledger.load(ledger.with_name("ledger-openenv-0.3.0.json"), {**release, "version": "0.3.0", "suffix": "-0.3.0"})
     two = run()
     assert two.returncode == 2 and "2 release ledgers" in two.stderr and "--version" in two.stderr
+
+
+FRONT_DOORS = {
+    "reset 429, retried once then given up": {"path": "/reset", "status": 429, "retry_after": 0.1},
+    "health 401": {"path": "/health", "status": 401},
+    "schema 403": {"path": "/schema", "status": 403},
+    "reset 302": {"path": "/reset", "status": 302, "body": "", "content_type": "text/plain"},
+}
+
+
+#: A restarted Hub's Space sleeps until its first request, which waits for it to start.
+WAKE = 180.0
+
+
+@pytest.fixture(scope="module")
+def deployed_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Hub state dir holding echo_env's candidate, for Hubs restarted with other faults."""
+    root = tmp_path_factory.mktemp("front-doors")
+    with LocalHub(root / "hub") as running:
+        deploy_examples(running, root, {"echo_env": "echo_env"})
+    return root / "hub"
+
+
+@pytest.mark.parametrize("fault", FRONT_DOORS.values(), ids=list(FRONT_DOORS))
+def test_answers_that_are_not_the_envs_are_inconclusive_never_fail(deployed_once: Path, fault: dict[str, Any]) -> None:
+    """401/403 (our token), 429 (rate limit) and a redirect on any path: our error, no pin."""
+    with LocalHub(deployed_once, scenario=Scenario.from_dict({"faults": [{"endpoint": "space_domain", **fault}]})) as hub:
+        result = verify(hub, "echo_env", timeout=WAKE)["echo_env"]
+    assert result.outcome is Outcome.INCONCLUSIVE and result.our_error, result.reason
+    statuses = [e.status for e in result.attempts[0].result.transcript]
+    assert statuses[-1] == fault["status"] and statuses.count(429) in (0, 2)  # 429: one retry
+    assert "HF_TOKEN can read the Space" in result.reason or "rerun later" in result.reason
+
+
+def test_a_429_whose_retry_after_is_short_is_retried_once(deployed_once: Path) -> None:
+    once = {"endpoint": "space_domain", "path": "/reset", "status": 429, "retry_after": 0, "count": 1}
+    with LocalHub(deployed_once, scenario=Scenario.from_dict({"faults": [once]})) as hub:
+        result = verify(hub, "echo_env", timeout=WAKE)["echo_env"]
+    assert result.outcome is Outcome.PASS, result.reason
+    assert [e.status for e in result.attempts[0].result.transcript][1:3] == [429, 200]
+
+
+def test_inconclusive_never_replaces_a_standing_verdict_and_flips_keep_their_evidence(hub: LocalHub, tmp_path: Path) -> None:
+    """PASS -> promoted -> a standalone verify at --timeout 0.001 (INCONCLUSIVE: kept as a later
+    attempt) -> a FAIL with Space evidence (replaces the PASS; the flip keeps the PASS it acted on)."""
+    from releaselib.report import build_report, render_briefing
+    from releaselib.verify import record_result
+
+    config = release_config(tmp_path)
+    ledger = Ledger.load(tmp_path / "ledger.json", config.as_json())
+    ledger.start_run(flags=[], envs=["echo_env"])
+    ledger.record("echo_env", "deploy", space_id=f"openenv/echo_env{SUFFIX}", head="c1")
+    passed = verify(hub, "echo_env")["echo_env"]
+    assert record_result(ledger, passed)
+    at = ledger.env("echo_env").get("verify").at
+    ledger.record("echo_env", "promote", decision="promoted", targets=["openenv/echo_env"], verified_at=at)
+    ledger = Ledger.load(ledger.path, config.as_json())  # standalone verify: outside any run
+
+    unsure = verify(hub, "echo_env", timeout=0.001)["echo_env"]
+    assert unsure.outcome is Outcome.INCONCLUSIVE and unsure.state.sha == passed.state.sha
+    assert not record_result(ledger, unsure, by="verify")
+    report = build_report(config, ledger)
+    (entry,) = report["envs"]
+    assert (entry["outcome"], entry["decision"], entry["evidence"]["at"]) == ("PASS", "promoted", at)
+    assert report["inconclusive"] == [] and [e["env"] for e in report["evidence"]] == ["echo_env"]
+    (later,) = entry["later_attempts"]
+    assert later["outcome"] == "INCONCLUSIVE" and later["by"] == "standalone verify"
+    text = render_briefing(report)
+    assert "later attempt by standalone verify at " in text and "not evidence, the verdict above stands" in text
+
+    state = running_state(hub, "echo_env")
+    failed = check_space(state, plan_for(registry(), "echo_env", 10.0), headers={}, tls=tls(hub))
+    assert failed.outcome is Outcome.FAIL and failed.state.sha == passed.state.sha
+    assert record_result(ledger, failed, by="verify")
+    report = build_report(config, ledger)
+    (entry,) = report["envs"]
+    (flip,) = report["evidence"]
+    assert entry["outcome"] == "FAIL" and entry["evidence"]["by"] == "standalone verify"
+    assert (flip["at"], flip["by"], flip["targets"]) == (at, "run 1", ["openenv/echo_env"])
+    assert "the candidate now fails" in flip["warning"]
+    assert "warning, echo_env: the candidate now fails" in render_briefing(report)
+
+
+def test_verify_of_a_paused_candidate_says_so_plainly(deployed_once: Path) -> None:
+    from huggingface_hub import HfApi
+
+    with LocalHub(deployed_once) as hub:
+        api = HfApi(endpoint=hub.endpoint, token=hub.token)
+        api.pause_space(f"openenv/echo_env{SUFFIX}")
+        try:
+            result = verify(hub, "echo_env")["echo_env"]
+        finally:
+            api.restart_space(f"openenv/echo_env{SUFFIX}")
+    assert result.outcome is Outcome.INCONCLUSIVE and result.our_error
+    assert "candidate is paused (cleanup --archive" in result.reason
+
+
+def test_exit_status_is_1_for_a_fail_else_5_for_an_inconclusive_else_0() -> None:
+    from releaselib.verdicts import exit_status
+
+    assert exit_status(["PASS", "INCONCLUSIVE", "FAIL"]) == (1, "")
+    assert exit_status(["PASS", "INCONCLUSIVE", "INCONCLUSIVE"]) == (5, "nothing decisive for 2 envs: see the remedies; rerun")
+    assert exit_status(["PASS"]) == exit_status([]) == (0, "")

@@ -97,8 +97,15 @@ class Scenario:
 
     @classmethod
     def load(cls, path: Path) -> Scenario:
-        """Read a scenario from a YAML or JSON file."""
-        data = yaml.safe_load(path.read_text()) or {}
+        """Read a scenario from a YAML or JSON file; UsageError naming it if it cannot be read."""
+        try:
+            data = yaml.safe_load(path.read_text()) or {}
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise UsageError(
+                f"scenario {path}: {reason}",
+                remedy="pass --scenario a readable YAML/JSON scenario file",
+            ) from None
         if not isinstance(data, Mapping):
             raise UsageError(f"scenario {path} is not a mapping")
         return cls.from_dict(data, source=str(path))

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from releaselib.errors import ReleaseError
 from releaselib.localhub.hub import LocalHub
 from releaselib.localhub.scenario import Scenario
 from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT, BUILDERS
@@ -75,13 +76,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--build-jobs", type=int, default=BUILD_JOBS, help="builds at once")
     parser.add_argument("--print-env", action="store_true", help="print export lines for eval")
     args = parser.parse_args(argv)
-    serve(
-        port=args.port,
-        state_dir=args.state_dir,
-        scenario=args.scenario,
-        builder=args.builder,
-        openenv=args.openenv,
-        build_timeout=args.build_timeout,
-        build_jobs=args.build_jobs,
-        print_env=args.print_env,
-    )
+    try:
+        serve(
+            port=args.port,
+            state_dir=args.state_dir,
+            scenario=args.scenario,
+            builder=args.builder,
+            openenv=args.openenv,
+            build_timeout=args.build_timeout,
+            build_jobs=args.build_jobs,
+            print_env=args.print_env,
+        )
+    except ReleaseError as exc:  # bad input: one line, its exit code, no traceback
+        print(f"error: {exc.one_line()}", file=sys.stderr)
+        raise SystemExit(exc.exit_code) from None

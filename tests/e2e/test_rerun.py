@@ -133,7 +133,8 @@ def test_reruns_keep_the_briefing_and_the_board_true(
         assert flip["run"] == entry["evidence"]["run"] >= 3
         assert entry["pin_diff"] == "" and "<0.2.2" not in pyproject.read_text()
         assert f"| {ENV} | {CANONICAL} |" in section(text, "Evidence for the canonical flips")
-        assert json.loads(run(capsys, status)[1])[0]["next"].startswith("openenv-release cleanup")
+        cleanup = json.loads(run(capsys, status)[1])[0]["next"]
+        assert cleanup.startswith("openenv-release cleanup") and cleanup.endswith(" --archive --yes")
 
         # every reproduce command runs as printed and changes nothing
         before = hub.counters().commits

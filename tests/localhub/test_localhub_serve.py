@@ -34,3 +34,12 @@ def test_serve_prints_endpoint_and_token_then_stops_on_ctrl_c(tmp_path: Path) ->
         assert server.wait(timeout=30) == 0
     assert processes_mentioning(str(state)) == []
     assert server.stdout.read() == ""
+
+
+def test_serve_with_a_missing_scenario_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "releaselib.localhub", "--scenario", str(tmp_path / "missing.yaml")],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [f"error: scenario {tmp_path / 'missing.yaml'}: No such file or directory; pass --scenario a readable YAML/JSON scenario file"]
