@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from releaselib.discover import discover_envs, select_envs
+from releaselib.errors import ReleaseError
 from releaselib.hub import Hub
 from releaselib.ledger import Ledger, default_path
 from releaselib.localhub import LocalHub, Scenario
@@ -57,8 +58,15 @@ class Rehearsal:
 
 
 def examples_dir() -> Path:
-    """The bundled example checkout (beside the package in a source checkout)."""
+    """The bundled example checkout, beside the package in a clone of openenv-release (the
+    wheel does not carry it); a ReleaseError naming what to do when it is not there."""
     here = Path(str(resources.files("releaselib"))).parent / "examples"
+    if not (here / "envs").is_dir():
+        raise ReleaseError(
+            f"rehearse needs the example checkout {here}, which comes with a clone of "
+            "openenv-release, not with an installed wheel",
+            remedy="pip install -e '.[rehearse]' from a clone of openenv-release, then rerun",
+        )
     return here
 
 

@@ -29,3 +29,14 @@ def test_keep_names_the_folder_and_leaves_it(tmp_path: Path) -> None:
     with workspace(kept) as workdir:
         workdir.mkdir()
     assert workdir == kept and kept.is_dir()
+
+
+def test_rehearse_without_a_clone_names_what_to_do(monkeypatch, tmp_path) -> None:
+    """An installed wheel carries no examples/: one line saying to use a clone, not exit 70."""
+    import releaselib.rehearse as rehearsal
+    from releaselib.errors import ReleaseError
+
+    monkeypatch.setattr(rehearsal.resources, "files", lambda name: tmp_path / "site-packages" / name)
+    with pytest.raises(ReleaseError, match="comes with a clone of openenv-release") as raised:
+        rehearsal.examples_dir()
+    assert "pip install -e" in raised.value.one_line()
