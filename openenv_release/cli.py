@@ -48,10 +48,26 @@ class ReleaseProgram(Program):
 program = ReleaseProgram(version=__version__, name="openenv-release", binary="openenv-release")
 
 
+def stdout_is_devnull() -> bool:
+    """Whether stdout now points at the null device (rich's answer to a broken pipe)."""
+    try:
+        here, null = os.fstat(sys.stdout.fileno()), os.stat(os.devnull)
+    except (OSError, ValueError):
+        return False
+    return (here.st_dev, here.st_ino) == (null.st_dev, null.st_ino)
+
+
 def main() -> None:
+    piped_to_null = stdout_is_devnull()
     try:
         program.run()
         sys.stdout.flush()
+    except SystemExit as exc:
+        # rich meets a closed pipe by pointing stdout at /dev/null and exiting 1, which would
+        # read as "an env failed": say what happened instead
+        if exc.code == 1 and not piped_to_null and stdout_is_devnull():
+            sys.exit(BROKEN_PIPE)
+        raise
     except BrokenPipeError:
         # the reader went away (``--list | head -3``): stop quietly, as Unix tools do, and keep
         # the interpreter's final flush of stdout from raising again

@@ -26,6 +26,19 @@ def test_list_into_a_pipe_closed_early_exits_quietly() -> None:
     assert result.returncode == BROKEN_PIPE
 
 
+def test_a_rich_table_into_a_pipe_closed_early_exits_as_a_broken_pipe(tmp_path) -> None:
+    """``envs | head -1``: rich stops at the closed pipe; the exit is 141, not 1 (env failed)."""
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        result = subprocess.run([sys.executable, "-c", MAIN, "envs", "--repo", str(examples)], stdout=write, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write)
+    assert result.stderr == ""
+    assert result.returncode == BROKEN_PIPE
+
+
 def task_docs() -> dict[str, str]:
     docs = {name: task.__doc__ or "" for name, task in ns.tasks.items()}
     for prefix, sub in ns.collections.items():
