@@ -277,15 +277,19 @@ def tree_git_requirement(root: Path) -> str | None:
 def installed_files(df: Dockerfile, root: Path) -> list[Path]:
     """Every requirements file and pyproject in ``root`` that a RUN of ``df`` installs from,
     with the files those requirements files include through ``-r``/``-c``."""
-    found: list[Path] = []
+    found = [f for _, file in installed_from(df, root) for f in with_includes(file)]
+    return list(dict.fromkeys(found))
+
+
+def installed_from(df: Dockerfile, root: Path) -> Iterator[tuple[str, Path]]:
+    """(kind, staged-tree file) for each file or project a RUN of ``df`` installs from."""
     for stage in df.stages:
         for instr in df.stage_instructions(stage):
             if instr.cmd == "RUN":
-                for _, path in run_installs(df, stage, instr):
+                for kind, path in run_installs(df, stage, instr):
                     file = in_tree(df, stage, path, root)
                     if file is not None:
-                        found += with_includes(file)
-    return list(dict.fromkeys(found))
+                        yield kind, file
 
 
 def conda_environments(root: Path) -> list[Path]:
@@ -324,13 +328,8 @@ def constraint_only(df: Dockerfile, root: Path, files: list[Path]) -> set[Path]:
                 continue
             for option, include in deps.includes(text):
                 read[option].add((file.parent / include).resolve())
-    for stage in df.stages:
-        for instr in df.stage_instructions(stage):
-            if instr.cmd == "RUN":
-                for kind, path in run_installs(df, stage, instr):
-                    found = in_tree(df, stage, path, root)
-                    if found is not None:
-                        read["-c" if kind == "constraints" else "-r"].add(found.resolve())
+    for kind, found in installed_from(df, root):
+        read["-c" if kind == "constraints" else "-r"].add(found.resolve())
     return {f for f in files if f.resolve() in read["-c"] - read["-r"]}
 
 
