@@ -52,6 +52,9 @@ class ReleaseOptions:
     commit_pins: bool = False
     tls: ssl.SSLContext | None = None
     allowed_secrets: tuple[AllowedSecret, ...] = ()
+    #: The embedded Hub's builder when this release is a rehearsal (``rehearse``), else None:
+    #: a rehearsal cannot give an env the secrets, hardware or services its plugin declares.
+    rehearsal: str | None = None
 
     def __post_init__(self) -> None:
         for flag, step in (("--from", self.from_step), ("--until", self.until_step)):
