@@ -66,24 +66,25 @@ def deploy(hub: LocalHub, root: Path, count: int, batch: int) -> list[str]:
     api = HfApi(endpoint=hub.endpoint, token=hub.token)
     staged = []
     for i in range(count):
-        space_id = config.space_id(f"slow{i:02d}_env")
+        env = f"slow{i:02d}_env"
+        space_id = config.space_id(env)
         api.create_repo(space_id, repo_type="space", space_sdk="docker", private=True)
         api.add_space_variable(space_id, "SLOW_ENV_RESET_SECONDS", "1")
-        staged.append(
-            StagedSpace(space_id.split("/")[1], space_id, tree, True, manifest,
-                        manifest_hash(manifest))
-        )
+        staged.append(StagedSpace(env, space_id, tree, True, manifest, manifest_hash(manifest)))
+    ids = [s.space_id for s in staged]
     connected = Hub.connect(hub.endpoint, token=hub.token)
     for first in range(0, count, batch):
         part = staged[first : first + batch]
         fence = Canonicals.of([s.env for s in part], ())
-        failed = [d.error for d in deploy_all(connected, config, part, fence=fence) if not d.ok]
-        if failed:
-            raise SystemExit(f"deploy failed: {failed}")
+        deployed = deploy_all(connected, config, part, fence=fence)
+        failed = [d.error for d in deployed if not d.ok]
+        wrong = [d.space_id for d in deployed if d.space_id not in ids]
+        if failed or wrong:
+            raise SystemExit(f"deploy failed: {failed or wrong}")
         if first + batch < count:
             for space in part:
                 settle(connected, space.space_id, wait=300, interval=0.5)
-    return [s.space_id for s in staged]
+    return ids
 
 
 def round_of(hub: LocalHub, ids: list[str], jobs: int, name: str) -> dict[str, Any]:
