@@ -115,8 +115,8 @@ class SpaceRuntimes:
             await self._shut(space)
 
     async def close(self) -> None:
-        for repo_id in list(self._spaces):
-            await self.forget(repo_id)
+        """Stop every Space at once (one by one, 60 Spaces took minutes)."""
+        await asyncio.gather(*(self.forget(repo_id) for repo_id in list(self._spaces)))
         await self._client.aclose()
 
     def build_log(self, repo: Repo) -> tuple[str, float]:
