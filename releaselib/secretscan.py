@@ -5,7 +5,10 @@ Only detectors that look for a provider's token format run (plus ours, in
 Every file is scanned by its content, whatever its name: none of detect-secrets' filters runs
 (they skip lock files, "swagger" paths, .css/.svg/.map/.png... by name, and lines with an
 inline ``pragma: allowlist secret``), since only a plugin or ``--allow-secret`` may allow a
-secret. The bytes are read as UTF-8 with bad bytes replaced (a binary's strings stay), as
+secret. One heuristic of detect-secrets does run: a value that is a template placeholder
+(``{self.password}``, ``${PASSWORD}``, ``<password>``, as in OpenEnv's
+``src/openenv/core/tools/git_server_client.py``) is no secret; a token inside one is still found by
+its own detector. The bytes are read as UTF-8 with bad bytes replaced (a binary's strings stay), as
 UTF-16 when there is a BOM or NUL bytes; gzip, bz2, xz and lzma content is decompressed and
 every member of a zip file (found by its magic bytes: .whl, .docx, .xlsx, .npz too) is read,
 nested up to 3 deep and within MAX_UNPACKED bytes per file. A quick pass with
@@ -31,6 +34,7 @@ from typing import Any
 
 from detect_secrets.core.potential_secret import PotentialSecret
 from detect_secrets.core.scan import scan_line
+from detect_secrets.filters.heuristic import is_templated_secret
 from detect_secrets.settings import get_plugins, get_settings, transient_settings
 
 from releaselib import token_detectors
@@ -142,7 +146,11 @@ class Scanner:
             get_settings().disable_filters(*list(get_settings().filters))
             for number, line in enumerate(NEWLINE.split(text), start=1):
                 if self.suspect(line):
-                    found += [(number, secret) for secret in scan_line(line)]
+                    found += [
+                        (number, secret)
+                        for secret in scan_line(line)
+                        if not is_templated_secret(secret.secret_value or "")
+                    ]
         return found
 
     def redact(self, text: str) -> tuple[str, list[str]]:

@@ -149,3 +149,26 @@ def test_archive_content_over_the_bound_is_a_finding_not_a_hang(tmp_path: Path, 
     bomb = zipped(**{f"m{i}.txt": b"0" * 600 for i in range(3)})
     assert [kind for _, kind in scan(tmp_path, "data/bomb.zip", bomb)] == [secretscan.TOO_BIG]
     assert [kind for _, kind in scan(tmp_path, "data/bomb.xz", lzma.compress(b"0" * 5000))] == [secretscan.TOO_BIG]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # OpenEnv's src/openenv/core/tools/git_server_client.py writes git credentials this way
+        'f"http://{self.username}:{self.password}@{self.domain}:{self.port}\\n"',
+        'url = "https://user:<password>@gitea.local"',
+    ],
+)
+def test_a_template_placeholder_in_a_url_is_no_secret(tmp_path: Path, line: str) -> None:
+    assert scan(tmp_path, "src/client.py", f"{line}\n".encode()) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "kinds"),
+    [
+        ('url = "https://bob:hunter2secret@gitea.local"', ["Basic Auth Credentials"]),
+        (f'url = "https://u:{{{TOKEN}}}@h"', [HF]),  # a token inside a placeholder's braces
+    ],
+)
+def test_a_password_or_token_in_a_url_is_still_found(tmp_path: Path, line: str, kinds: list[str]) -> None:
+    assert [kind for _, kind in scan(tmp_path, "src/client.py", f"{line}\n".encode())] == kinds
