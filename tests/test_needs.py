@@ -26,6 +26,7 @@ from releaselib.rehearse import copy_checkout, examples_dir
 from releaselib.release import Release, ReleaseOptions, release_key
 from releaselib.report import NEEDS_REMEDY
 from releaselib.runtime import SpaceState
+from releaselib.status import board
 from releaselib.verify import VerifyResult, rehearsed
 
 
@@ -150,6 +151,8 @@ def test_in_a_rehearsal_an_env_that_needs_a_secret_is_inconclusive_and_never_pin
             assert inconclusive["env"] == "broken_env" and inconclusive["remedy"] == NEEDS_REMEDY
             assert rehearsal.briefing is not None
             assert "needs secret E2B_API_KEY" in rehearsal.briefing.read_text()
+            rows = {r.env: r for r in board(ledger, {}, config)}
+            assert rows["broken_env"].next_action.startswith("release it against the real Hub (needs secret E2B_API_KEY")
 
             real = release(None)  # the same env, no rehearsal: its failure is evidence again
             broken = {e["env"]: e for e in real.report["envs"]}["broken_env"]
