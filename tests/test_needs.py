@@ -76,6 +76,8 @@ def test_the_builtin_plugins_declare_what_their_envs_need() -> None:
     # optional secrets are no needs; envs that need only PyPI and a CPU declare nothing
     for env in ("calendar_env", "repl_env", "echo_env", "maze_env", "chess_env", "wildfire_env"):
         assert needs.get(env, ()) == (), env
+    rows = {row["plugin"]: row for row in registry.describe()}  # what `plugins` lists
+    assert rows["env_plugins.git_env"]["needs"] == ["git_env: a Gitea server (GITEA_URL)"]
     flavors = {h.value for h in SpaceHardware}
     assert all(o.record.hardware in flavors for o in registry.profiles().values() if o.record.hardware)
 
