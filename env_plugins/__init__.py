@@ -18,6 +18,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "env_plugins.echo_env",
     "env_plugins.finqa_env",
     "env_plugins.git_env",
+    "env_plugins.julia_env",
     "env_plugins.jupyter_env",
     "env_plugins.kernrl",
     "env_plugins.maze_env",

@@ -1,4 +1,5 @@
-"""browsergym_env: a pinned MiniWoB++ tarball instead of a build-time git clone."""
+"""browsergym_env: a pinned MiniWoB++ tarball instead of a build-time git clone; its build
+downloads MiniWoB++ and Chromium."""
 
 from env_plugins._common import tarball_instead_of_clone
 from releaselib.hookspecs import hookimpl
@@ -11,7 +12,13 @@ MINIWOB_COMMIT = "7fd85d71a4b60325c6585396ec4f48377d049838"
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
-    return (EnvProfile(ENV, targets=(CanonicalTarget(ENV),)),)
+    return (
+        EnvProfile(
+            ENV,
+            targets=(CanonicalTarget(ENV),),
+            services=("MiniWoB++ from GitHub and Chromium from Playwright at build time",),
+        ),
+    )
 
 
 @hookimpl

@@ -1,4 +1,6 @@
-"""calendar_env: drop client_notebooks/ (its tunnel notes trip the Hub's content filters)."""
+"""calendar_env: drop client_notebooks/ (its tunnel notes trip the Hub's content filters).
+
+Its DEFAULT_AUTH_TOKEN is optional, so it is no declared need."""
 
 from env_plugins._common import drop_dirs
 from releaselib.hookspecs import hookimpl
@@ -10,7 +12,7 @@ ENV = "calendar_env"
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
     return (
-        EnvProfile(ENV, secrets=("DEFAULT_AUTH_TOKEN",), note="custom FastAPI app on port 8004"),
+        EnvProfile(ENV, note="custom FastAPI app on port 8004; DEFAULT_AUTH_TOKEN is optional"),
     )
 
 

@@ -6,4 +6,11 @@ from releaselib.records import EnvProfile
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
-    return (EnvProfile("carla_env", hardware="t4-medium", probe_timeout=120.0),)
+    return (
+        EnvProfile(
+            "carla_env",
+            hardware="t4-medium",
+            probe_timeout=120.0,
+            services=("the CARLA simulator (about 10 GB from carla.org) at build time",),
+        ),
+    )

@@ -1,4 +1,5 @@
-"""chat_env: its canonical Space has the env's own name (openenv/chat_env)."""
+"""chat_env: its canonical Space has the env's own name (openenv/chat_env); its build downloads
+the GPT-2 tokenizer."""
 
 from releaselib.hookspecs import hookimpl
 from releaselib.records import CanonicalTarget, EnvProfile, Probe
@@ -8,7 +9,13 @@ ENV = "chat_env"
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
-    return (EnvProfile(ENV, targets=(CanonicalTarget(ENV),)),)
+    return (
+        EnvProfile(
+            ENV,
+            targets=(CanonicalTarget(ENV),),
+            services=("the GPT-2 tokenizer from huggingface.co at build time",),
+        ),
+    )
 
 
 @hookimpl

@@ -1,4 +1,5 @@
-"""finqa_env: its canonical Space has its own name; probe with a real tool call."""
+"""finqa_env: its canonical Space has its own name; probe with a real tool call; its build
+downloads its dataset."""
 
 from releaselib.hookspecs import hookimpl
 from releaselib.records import CanonicalTarget, EnvProfile, Probe
@@ -8,7 +9,13 @@ ENV = "finqa_env"
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
-    return (EnvProfile(ENV, targets=(CanonicalTarget(ENV),)),)
+    return (
+        EnvProfile(
+            ENV,
+            targets=(CanonicalTarget(ENV),),
+            services=("the snorkelai/finqa-data dataset from huggingface.co at build time",),
+        ),
+    )
 
 
 @hookimpl

@@ -1,4 +1,4 @@
-"""git_env: slow to reset; give its probes a longer timeout."""
+"""git_env: slow to reset, so its probes get a longer timeout; it needs a Gitea server."""
 
 from releaselib.hookspecs import hookimpl
 from releaselib.records import EnvProfile
@@ -6,4 +6,4 @@ from releaselib.records import EnvProfile
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
-    return (EnvProfile("git_env", probe_timeout=120.0),)
+    return (EnvProfile("git_env", probe_timeout=120.0, services=("a Gitea server (GITEA_URL)",)),)

@@ -1,4 +1,4 @@
-"""kernrl: needs an NVIDIA GPU with the CUDA toolkit."""
+"""kernrl: needs an NVIDIA GPU with the CUDA toolkit (a T4 Space)."""
 
 from releaselib.hookspecs import hookimpl
 from releaselib.records import EnvProfile

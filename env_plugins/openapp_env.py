@@ -1,4 +1,4 @@
-"""openapp_env: probe with a noop action."""
+"""openapp_env: probe with a noop action; its build clones OpenApps and downloads Chromium."""
 
 from releaselib.hookspecs import hookimpl
 from releaselib.records import EnvProfile, Probe
@@ -8,7 +8,12 @@ ENV = "openapp_env"
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
-    return (EnvProfile(ENV),)
+    return (
+        EnvProfile(
+            ENV,
+            services=("OpenApps cloned from GitHub and Chromium from Playwright at build time",),
+        ),
+    )
 
 
 @hookimpl

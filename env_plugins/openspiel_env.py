@@ -9,7 +9,13 @@ ENV = "openspiel_env"
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
-    return (EnvProfile(ENV, targets=(CanonicalTarget(ENV),)),)
+    return (
+        EnvProfile(
+            ENV,
+            targets=(CanonicalTarget(ENV),),
+            services=("OpenSpiel built from source in its base image",),
+        ),
+    )
 
 
 @hookimpl

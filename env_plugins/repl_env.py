@@ -1,4 +1,4 @@
-"""repl_env: its canonical Space is openenv/repl."""
+"""repl_env: its canonical Space is openenv/repl; its HF_TOKEN is optional, so no declared need."""
 
 from releaselib.hookspecs import hookimpl
 from releaselib.records import CanonicalTarget, EnvProfile
@@ -6,4 +6,10 @@ from releaselib.records import CanonicalTarget, EnvProfile
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
-    return (EnvProfile("repl_env", targets=(CanonicalTarget("repl"),)),)
+    return (
+        EnvProfile(
+            "repl_env",
+            targets=(CanonicalTarget("repl"),),
+            note="HF_TOKEN is optional (hosted inference)",
+        ),
+    )

@@ -1,4 +1,4 @@
-"""tbench2_env: its canonical Space is openenv/tbench2."""
+"""tbench2_env: its canonical Space is openenv/tbench2; it downloads its tasks at run time."""
 
 from releaselib.hookspecs import hookimpl
 from releaselib.records import CanonicalTarget, EnvProfile
@@ -6,4 +6,10 @@ from releaselib.records import CanonicalTarget, EnvProfile
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
-    return (EnvProfile("tbench2_env", targets=(CanonicalTarget("tbench2"),)),)
+    return (
+        EnvProfile(
+            "tbench2_env",
+            targets=(CanonicalTarget("tbench2"),),
+            services=("the Terminal-Bench-2 tasks from GitHub at run time",),
+        ),
+    )

@@ -1,4 +1,4 @@
-"""unity_env: slow to reset (downloads Unity binaries at runtime); amd64 only."""
+"""unity_env: slow to reset (downloads Unity binaries at run time, amd64 only)."""
 
 from releaselib.hookspecs import hookimpl
 from releaselib.records import EnvProfile
@@ -6,4 +6,10 @@ from releaselib.records import EnvProfile
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
-    return (EnvProfile("unity_env", probe_timeout=180.0, hardware="amd64"),)
+    return (
+        EnvProfile(
+            "unity_env",
+            probe_timeout=180.0,
+            services=("Unity binaries downloaded at run time (amd64 only)",),
+        ),
+    )

@@ -256,7 +256,7 @@ def deploy(
 
 @task(help=helps("json"))
 def plugins(c: Context, json: bool = False) -> None:
-    """List the plugins with their envs, fixes, probes and canonical targets."""
+    """List the plugins with their envs, fixes, probes, canonical targets and needs."""
     with reported():
         registry = PluginRegistry(get_plugin_manager())
         rows = registry.describe()

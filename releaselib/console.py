@@ -112,10 +112,10 @@ def print_envs(console: Console, specs: Iterable[EnvSpec], registry: PluginRegis
 
 def print_plugins(console: Console, rows: Sequence[dict[str, object]]) -> None:
     table = Table(title="plugins")
-    for column in ("plugin", "envs", "fixes", "probes", "checks", "targets"):
+    for column in ("plugin", "envs", "fixes", "probes", "checks", "targets", "needs"):
         table.add_column(column, overflow="fold")
     for row in rows:
-        cells = [row.get(k) for k in ("envs", "fixes", "probes", "checks", "targets")]
+        cells = [row.get(k) for k in ("envs", "fixes", "probes", "checks", "targets", "needs")]
         table.add_row(
             str(row["plugin"]),
             *[", ".join(map(str, c)) if isinstance(c, list) and c else "-" for c in cells],

@@ -28,11 +28,20 @@ def openenv_release_envs() -> Iterable[EnvProfile]:
     An env claimed by two plugins, or a canonical repo claimed by two envs, is an error
     naming both plugins.
 
+    A profile declares what the env needs beyond a CPU Space and the package registries:
+    ``secrets`` it cannot run without (an optional one is no need: mention it in ``note``),
+    ``hardware`` (a Space hardware flavor) and ``services`` (outside servers and downloads, in
+    words). A rehearsal gives none of them, so there a FAIL of such an env is INCONCLUSIVE,
+    naming them, and never pinned; a real release judges it as any other.
+
     Example::
 
         @hookimpl
         def openenv_release_envs():
-            return (EnvProfile("repl_env", targets=(CanonicalTarget("repl"),)),)
+            return (
+                EnvProfile("repl_env", targets=(CanonicalTarget("repl"),)),
+                EnvProfile("git_env", services=("a Gitea server (GITEA_URL)",)),
+            )
     """
     return ()
 

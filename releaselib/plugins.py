@@ -200,14 +200,15 @@ class PluginRegistry:
         return named_once("signature", self._collect("openenv_release_signatures", Signature))
 
     def describe(self) -> list[dict[str, object]]:
-        """One row per plugin: the envs it owns, its fixes, probes, checks and targets."""
+        """One row per plugin: the envs it owns, its fixes, probes, checks, targets, needs."""
         rows: dict[str, dict[str, list[str]]] = {
-            name: {"envs": [], "fixes": [], "probes": [], "checks": [], "targets": []}
+            name: {"envs": [], "fixes": [], "probes": [], "checks": [], "targets": [], "needs": []}
             for name, _ in self.pm.list_name_plugin()
         }
         for env, owned in self.profiles().items():
             rows[owned.plugin]["envs"].append(env)
             rows[owned.plugin]["targets"] += [t.repo for t in owned.record.targets]
+            rows[owned.plugin]["needs"] += [f"{env}: {n}" for n in owned.record.needs]
             for fix in self.fixes(env):
                 rows[fix.plugin]["fixes"].append(f"{env}:{fix.record.name}")
             for probe in self.probes(env):

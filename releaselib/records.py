@@ -15,6 +15,9 @@ from typing import Any
 ENV_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")
 REPO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")
 SPACE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")
+SECRET_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: A Space hardware flavor's shape (``t4-small``, ``a10g-large``); the Hub knows the flavors.
+HARDWARE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
 def check_env_name(name: str) -> str:
@@ -42,13 +45,21 @@ class CanonicalTarget:
 
 @dataclass(frozen=True)
 class EnvProfile:
-    """What a plugin says about one env: its canonical targets, probe timeout, needs."""
+    """What a plugin says about one env: its canonical targets, probe timeout, and its needs.
+
+    Needs are what the env cannot run without beyond a CPU Space and the package registries:
+    ``secrets`` (the Space secrets it requires; an optional one is no need, say so in
+    ``note``), ``hardware`` (a Space hardware flavor such as ``t4-small``) and ``services``
+    (outside servers and downloads, in words: "a Gitea server", "the GPT-2 tokenizer from
+    huggingface.co at build time"). A rehearsal gives none of them.
+    """
 
     env: str
     targets: tuple[CanonicalTarget, ...] = ()
     probe_timeout: float | None = None
     secrets: tuple[str, ...] = ()
     hardware: str | None = None
+    services: tuple[str, ...] = ()
     note: str = ""
 
     def __post_init__(self) -> None:
@@ -56,6 +67,27 @@ class EnvProfile:
         repos = [t.repo for t in self.targets]
         if len(repos) != len(set(repos)):
             raise ValueError(f"{self.env}: canonical targets repeat a repo: {repos}")
+        for name, values in (("secrets", self.secrets), ("services", self.services)):
+            if not isinstance(values, tuple):
+                raise ValueError(f"{self.env}: {name} must be a tuple of strings")
+        for secret in self.secrets:
+            if not isinstance(secret, str) or not SECRET_NAME.match(secret):
+                raise ValueError(f"{self.env}: secret {secret!r} is not an env var name")
+        if self.hardware is not None and not HARDWARE.match(self.hardware):
+            raise ValueError(
+                f"{self.env}: hardware {self.hardware!r} is not a Space hardware flavor "
+                "(e.g. t4-small)"
+            )
+        for service in self.services:
+            if not isinstance(service, str) or not service.strip():
+                raise ValueError(f"{self.env}: a service must say in words what the env needs")
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        """What the env needs, one phrase each: ``secret E2B_API_KEY``, ``hardware t4-small``,
+        ``a Gitea server``."""
+        hardware = (f"hardware {self.hardware}",) if self.hardware else ()
+        return (*(f"secret {s}" for s in self.secrets), *hardware, *self.services)
 
 
 @dataclass(frozen=True)

@@ -251,6 +251,7 @@ class Release:
             interval=self.options.interval,
             tls=self.options.tls,
             on_update=self.progress or (lambda space_id, status: None),
+            rehearsal=self.options.rehearsal,
         )
         for result in results:
             kept = "" if record_result(self.ledger, result) else "; the recorded verdict stands"

@@ -28,6 +28,10 @@ PROBE_REMEDY = (
     "network, timeouts, the probe), then rerun release; nothing was pinned"
 )
 WAIT_REMEDY = "rerun release (it verifies again), with a longer --wait if the Space was building"
+NEEDS_REMEDY = (
+    "verify against the real Hub, where the Space can have what its plugin says it needs; "
+    "nothing was pinned"
+)
 
 
 def data(entry: EnvEntry, step: str) -> Mapping[str, Any]:
@@ -149,6 +153,7 @@ def env_report(ledger: Ledger, name: str) -> dict[str, Any]:
         "commit": deploy.get("head"),
         "outcome": verdict,
         "our_error": bool(verify.get("our_error")),
+        "needs": list(verify.get("needs") or []),
         "decision": decided,
         "decision_reason": decision_reason(entry, verdict, decided, pin),
         "canonical_targets": list(data(entry, "promote").get("targets", [])),
@@ -169,6 +174,13 @@ def env_report(ledger: Ledger, name: str) -> dict[str, Any]:
         "cleanup": data(entry, "cleanup").get("action"),
         "allowed_secrets": list(stage.get("allowed_secrets", [])),
     }
+
+
+def inconclusive_remedy(env: Mapping[str, Any]) -> str:
+    """What to do about an INCONCLUSIVE env: give it its needs, fix our side, or wait."""
+    if env["needs"]:
+        return NEEDS_REMEDY
+    return PROBE_REMEDY if env["our_error"] else WAIT_REMEDY
 
 
 def flip_warning(flipped: Mapping[str, Any], verdict: str, verify: Mapping[str, Any]) -> str:
@@ -245,8 +257,9 @@ def build_report(
                 "env": e["env"],
                 "reason": f"INCONCLUSIVE: {e['reason']}" if e["reason"] else e["decision_reason"],
                 "our_error": e["our_error"],
+                "needs": e["needs"],
                 "run": e["evidence"].get("run"),
-                "remedy": PROBE_REMEDY if e["our_error"] else WAIT_REMEDY,
+                "remedy": inconclusive_remedy(e),
             }
             for e in envs
             if e["outcome"] == "INCONCLUSIVE"

@@ -88,6 +88,8 @@ def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) 
         return commands.line("pin", envs=[env])
     if verdict == "INCONCLUSIVE":
         why = verify.get("reason") or "no reason recorded"
+        if verify.get("needs"):
+            return f"release it against the real Hub ({why})"
         if verify.get("our_error"):
             return f"fix the probe problem ({why}), then {rerun}"
         return f"{rerun}, with a longer --timeout or --wait ({why})"

@@ -12,6 +12,10 @@ FAIL rests only on the Space's own evidence: an HTTP answer from its domain (see
 RUNNING Space whose every READY domain answers an HTTP error for ``/health`` (a 401/403, 429 or
 redirect is never the env's, on any path). Anything else that stops a verdict is INCONCLUSIVE,
 with ``our_error`` set when the cause is on our side; it never replaces a standing verdict.
+
+In a rehearsal, a FAIL of an env whose plugin declares needs (secrets, hardware, outside
+services) is INCONCLUSIVE naming them: the rehearsal cannot give them, so the failure is no
+evidence against the env (see :func:`rehearsed`).
 """
 
 from __future__ import annotations
@@ -116,6 +120,7 @@ class VerifyResult:
     attempts: tuple[DomainAttempt, ...] = ()
     probe_seconds: float = 0.0
     our_error: bool = False  # INCONCLUSIVE for a cause on our side; the reason says what to do
+    needs: tuple[str, ...] = ()  # INCONCLUSIVE: a rehearsal could not give the env these
 
     @property
     def success(self) -> bool:
@@ -158,6 +163,7 @@ class VerifyResult:
             "outcome": self.outcome.value,
             "reason": self.reason,
             "our_error": self.our_error,
+            "needs": list(self.needs),
             "commit": self.state.sha,
             "hardware": self.state.hardware,
             "timings": {
@@ -169,11 +175,13 @@ class VerifyResult:
 
 @dataclass(frozen=True)
 class ProbePlan:
-    """How one env is probed: its per-request timeout and a plugin's step body, if any."""
+    """How one env is probed and judged: its per-request timeout, a plugin's step body, if
+    any, and what its plugin says it needs."""
 
     env: str
     timeout: float
     step_body: Mapping[str, Any] | None
+    needs: tuple[str, ...] = ()
 
 
 def verify_spaces(
@@ -188,17 +196,22 @@ def verify_spaces(
     interval: float = 2.0,
     tls: ssl.SSLContext | None = None,
     on_update: Update | None = None,
+    rehearsal: str | None = None,
 ) -> list[VerifyResult]:
     """Wait for each Space to be terminal, probe the ready ones, and return one result each,
     in input order. ``timeout`` is per request; an env's plugin may ask for a longer one.
-    ``jobs`` probe threads (default :func:`probe_jobs`)."""
+    ``jobs`` probe threads (default :func:`probe_jobs`). ``rehearsal`` names the embedded
+    Hub's builder when this is a rehearsal (see :func:`rehearsed`)."""
     plans = {sid: plan_for(registry, env_of(sid, suffix), timeout) for sid in space_ids}
     context = tls or httpx.create_ssl_context()
     headers = hub.auth_header()
     notify = on_update or (lambda space_id, status: None)
 
     def check(state: SpaceState) -> VerifyResult:
-        result = check_space(state, plans[state.space_id], headers=headers, tls=context)
+        plan = plans[state.space_id]
+        result = check_space(state, plan, headers=headers, tls=context)
+        if rehearsal is not None:
+            result = rehearsed(result, plan.needs, rehearsal)
         notify(state.space_id, result.outcome.value)
         return result
 
@@ -227,9 +240,24 @@ def probe_jobs(jobs: int | None, spaces: int) -> int:
 
 
 def plan_for(registry: PluginRegistry, env: str, timeout: float) -> ProbePlan:
-    """``env``'s plan: ``timeout``, or its plugin's longer one for a slow env, and step body."""
-    slow = registry.profile(env).probe_timeout
-    return ProbePlan(env, max(timeout, slow or 0.0), step_body_of(registry.probes(env)))
+    """``env``'s plan: ``timeout``, or its plugin's longer one for a slow env, step body, needs."""
+    profile = registry.profile(env)
+    timeout = max(timeout, profile.probe_timeout or 0.0)
+    return ProbePlan(env, timeout, step_body_of(registry.probes(env)), profile.needs)
+
+
+def rehearsed(result: VerifyResult, needs: Sequence[str], builder: str) -> VerifyResult:
+    """``result`` as a rehearsal judges it: a FAIL of an env that ``needs`` what no rehearsal
+    gives is INCONCLUSIVE naming those needs (never pinned); anything else stands."""
+    if result.outcome is not Outcome.FAIL or not needs:
+        return result
+    reason = (
+        f"needs {', '.join(needs)}, which a rehearsal ({builder} builder) cannot give: verify "
+        f"against the real Hub; the rehearsal saw {result.reason}"
+    )
+    return dataclasses.replace(
+        result, outcome=Outcome.INCONCLUSIVE, reason=reason, needs=tuple(needs)
+    )
 
 
 def _still_waiting(plan: ProbePlan, state: SpaceState, wait: float) -> VerifyResult:

@@ -1,0 +1,9 @@
+"""julia_env: its build installs Julia with juliaup from julialang.org."""
+
+from releaselib.hookspecs import hookimpl
+from releaselib.records import EnvProfile
+
+
+@hookimpl
+def openenv_release_envs() -> tuple[EnvProfile, ...]:
+    return (EnvProfile("julia_env", services=("Julia from install.julialang.org at build time",)),)
