@@ -1,10 +1,11 @@
-"""calendar_env: drop client_notebooks/ (its tunnel notes trip the Hub's content filters).
+"""calendar_env: drop client_notebooks/ (its tunnel notes trip the Hub's content filters); its
+seed data holds a made-up Slack webhook URL, a known false positive of the secret scan.
 
 Its DEFAULT_AUTH_TOKEN is optional, so it is no declared need."""
 
 from env_plugins._common import drop_dirs
 from releaselib.hookspecs import hookimpl
-from releaselib.records import EnvProfile, Fix
+from releaselib.records import AllowedSecret, EnvProfile, Fix
 
 ENV = "calendar_env"
 
@@ -19,3 +20,16 @@ def openenv_release_envs() -> tuple[EnvProfile, ...]:
 @hookimpl
 def openenv_release_fixes(env: str) -> tuple[Fix, ...]:
     return (drop_dirs(ENV, "client_notebooks"),) if env == ENV else ()
+
+
+@hookimpl
+def openenv_release_allowed_secrets(env: str) -> tuple[AllowedSecret, ...]:
+    if env != ENV:
+        return ()
+    return (
+        AllowedSecret(
+            f"envs/{ENV}/server/data/watch_channel_seed_data.py",
+            why="seed data: a made-up Slack webhook (hooks.slack.com/services/T123/B456/...)",
+            kind="Slack Token",
+        ),
+    )

@@ -146,3 +146,20 @@ def test_envs_whose_schema_cannot_give_a_valid_step_bring_their_own(env: str, ac
     registry = PluginRegistry(get_plugin_manager(entry_points=False))
     assert step_body_of(registry.probes(env)) == {"action": action}
     assert step_body_of(registry.probes("echo_env")) is None  # echo's schema gives a valid step
+
+
+
+def test_calendar_seed_data_webhook_is_an_allowed_finding_and_nothing_else_is(tmp_path: Path) -> None:
+    from releaselib.errors import StageError
+    from releaselib.secretscan import Scanner
+    from releaselib.stage import Sources, scan_secrets
+
+    rel = "envs/calendar_env/server/data/watch_channel_seed_data.py"
+    seed = tmp_path / "seed.py"  # the line as OpenEnv's calendar seed data has it (made up)
+    seed.write_text('x = "https://hooks.slack.com/services/T123/B456/dev-calendar-notifications"\n')
+    allowed = PluginRegistry(get_plugin_manager(entry_points=False)).allowed_secrets("calendar_env")
+    (finding,) = scan_secrets(Sources({}, {rel: seed}, ()), Scanner(), allowed)
+    assert (finding.path, finding.kind) == (rel, "Slack Token")
+    assert finding.allowed_by and "calendar_env" in finding.allowed_by
+    with pytest.raises(StageError, match="Slack Token"):
+        scan_secrets(Sources({}, {"envs/calendar_env/server/app.py": seed}, ()), Scanner(), allowed)
