@@ -27,7 +27,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from releaselib.edit.deps import OPENENV_DISTS
-from releaselib.space_runtime.installs import Install, plan_installs
+from releaselib.space_runtime.installs import Install, base_image_installs, plan_installs
 from releaselib.space_runtime.plan import BuildError
 from releaselib.space_runtime.process import Layout, host_path
 
@@ -93,7 +93,7 @@ class VenvBuilder:
                 out.write(f"reusing {env_dir}\n")
                 return
             try:
-                installs = plan_installs(layout)
+                installs = [*base_image_installs(layout, self._openenv), *plan_installs(layout)]
             except BuildError as exc:
                 out.write(f"{exc.message}\n")
                 out.flush()

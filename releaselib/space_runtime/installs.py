@@ -9,7 +9,11 @@ pip``/``uv pip install`` with ``-r`` files, ``-e`` paths, project paths and name
 The base-image model, written from the images' Dockerfiles: ``ghcr.io/huggingface/openenv-base``
 (``src/openenv/core/containers/images/Dockerfile``) installs only curl and ca-certificates on
 ``python:3.11-slim``, and the ``python:*-slim`` images carry no git. So a stage on either that
-installs a ``git+`` requirement before installing git fails, as pip or uv fails there.
+installs a ``git+`` requirement before installing git fails, as pip or uv fails there. What
+openenv-base (and its old name ``envtorch-base``) does carry is the OpenEnv checkout's own
+dependencies: it runs ``uv pip install --system -r pyproject.toml`` on the checkout it is built
+from, so a Space that relies on them (fastapi, uvicorn…) without installing them runs there
+(``base_image_installs``).
 """
 
 from __future__ import annotations
@@ -21,12 +25,15 @@ import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from releaselib.space_runtime.plan import BuildError, RunStep, StagePlan, expand
 from releaselib.space_runtime.process import Layout
 
 #: Images without git, by the model above (fnmatch patterns on the FROM reference).
 GITLESS_IMAGES = ("ghcr.io/huggingface/openenv-base*", "python:*-slim*", "*/python:*-slim*")
+#: Images that carry the OpenEnv checkout's dependencies, by the model above.
+OPENENV_BASE_IMAGES = ("ghcr.io/huggingface/openenv-base*", "openenv-base*", "envtorch-base*")
 #: What each tool prints when a git+ requirement meets an image without git.
 NO_GIT_MESSAGES = {
     "uv": (
@@ -86,6 +93,25 @@ def plan_installs(layout: Layout) -> list[Install]:
                 installs.append(install)
         has_git[index] = git
     return installs
+
+
+def base_image_installs(layout: Layout, openenv: Path | None) -> list[Install]:
+    """What the base image brings, as one install before the Dockerfile's, when a stage the
+    final one needs is built FROM an openenv-base image: the dependencies of the OpenEnv
+    checkout ``openenv`` and its ``core`` extra (in OpenEnv a subset of them; in a stand-in
+    checkout such as ``examples/``, the runtime), or openenv-core's without a checkout."""
+    images = [(layout.plan.stages[i].image or "").lower() for i in layout.roots]
+    if not any(fnmatch.fnmatch(i, p) for i in images for p in OPENENV_BASE_IMAGES):
+        return []
+    command = "(base image) uv pip install --system -r pyproject.toml"
+    if openenv is None or not (openenv / "pyproject.toml").is_file():
+        return [Install(0, "uv", ("openenv-core",), ("openenv-core",), command)]
+    project = _project_table(openenv)
+    core = tuple(project.get("optional-dependencies", {}).get("core", ()))
+    extra = ("--extra", "core") if core else ()
+    requirements = (*project.get("dependencies", ()), *core)
+    args = ("-r", str(openenv / "pyproject.toml"), *extra)
+    return [Install(0, "uv", args, requirements, command)]
 
 
 def _image_has_git(stage: StagePlan) -> bool:
@@ -187,12 +213,18 @@ def _mapped(path: str, run: RunStep, root: Path) -> Path:
     return root / absolute.lstrip("/")
 
 
-def _project_requirements(project: Path) -> tuple[str, ...]:
+def _project_table(project: Path) -> dict[str, Any]:
+    """The ``[project]`` table of ``project``'s pyproject.toml ({} if unreadable)."""
     try:
         data = tomllib.loads((project / "pyproject.toml").read_text())
     except (OSError, tomllib.TOMLDecodeError):
-        return ()
-    return tuple(data.get("project", {}).get("dependencies", []))
+        return {}
+    table = data.get("project", {})
+    return table if isinstance(table, dict) else {}
+
+
+def _project_requirements(project: Path) -> tuple[str, ...]:
+    return tuple(_project_table(project).get("dependencies", []))
 
 
 def _file_requirements(path: Path) -> list[str]:

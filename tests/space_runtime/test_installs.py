@@ -105,3 +105,34 @@ def test_the_openenv_pin_is_served_from_the_checkout_built_once_into_a_wheel(tmp
     assert "building OpenEnv" in (tmp_path / "one.log").read_text()
     assert "building OpenEnv" not in (tmp_path / "two.log").read_text()
     assert list((tmp_path / "two" / "lib").glob("python3*/site-packages/openenv_core"))
+
+
+@pytest.mark.parametrize(
+    ("image", "carries"),
+    [
+        ("ghcr.io/huggingface/openenv-base:latest", True),
+        ("envtorch-base:latest", True),  # the legacy name, as examples/envs/legacy_env uses it
+        ("python:3.11-slim", False),
+    ],
+)
+def test_an_openenv_base_image_carries_the_checkouts_dependencies_and_core_extra(
+    tmp_path: Path, image: str, carries: bool
+) -> None:
+    from releaselib.space_runtime.installs import base_image_installs
+
+    checkout = tmp_path / "OpenEnv"
+    checkout.mkdir()
+    (checkout / "pyproject.toml").write_text(
+        '[project]\nname = "openenv"\nversion = "1"\ndependencies = ["fastapi>=0.104"]\n'
+        '[project.optional-dependencies]\ncore = ["uvicorn>=0.24"]\ncli = ["typer"]\n'
+    )
+    layout = layout_of(tmp_path, f"FROM {image}\nCOPY . /app\nCMD [\"uvicorn\", \"app:app\"]\n")
+    installs = base_image_installs(layout, checkout)
+    if not carries:
+        assert installs == []
+        return
+    [install] = installs
+    assert install.args == ("-r", str(checkout / "pyproject.toml"), "--extra", "core")
+    assert install.requirements == ("fastapi>=0.104", "uvicorn>=0.24")
+    # without a checkout to read, the registry's openenv-core stands in for it
+    assert [i.args for i in base_image_installs(layout, None)] == [("openenv-core",)]
