@@ -24,6 +24,7 @@ BENCHMARKS = (
     "verify_30",
     "verify_vs_upstream",
     "release_34",
+    "build_spaces",
 )
 
 
