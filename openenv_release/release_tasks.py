@@ -238,7 +238,13 @@ def rehearse(
     unless each env ends as they intend), or of the --repo checkout (exits as release does)."""
     from releaselib.localhub import Scenario
     from releaselib.options import check_jobs
-    from releaselib.rehearse import check_briefing_path, check_seconds, save_briefing, workspace
+    from releaselib.rehearse import (
+        check_briefing_path,
+        check_seconds,
+        outside,
+        save_briefing,
+        workspace,
+    )
     from releaselib.rehearse import rehearse as run_rehearsal
     from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT, BUILDERS
     from releaselib.verdicts import exit_status
@@ -254,6 +260,8 @@ def rehearse(
         jobs = check_jobs(build_jobs or BUILD_JOBS, "--build-jobs")
         copy_to = briefing or ("rehearsal-briefing.md" if repo else None)
         dest = check_briefing_path(Path(copy_to)) if copy_to else None
+        if dest is not None and repo:
+            outside(dest, Path(repo), "--briefing")
         faults = Scenario.load(Path(scenario)) if scenario else None
         result = run_rehearsal(
             workdir,

@@ -128,6 +128,7 @@ def rehearse(
     if repo is None:
         checkout = copy_checkout(examples_dir(), workdir / "OpenEnv")
     else:
+        outside(workdir, repo, "--keep")
         checkout = private_copy(repo, workdir / "OpenEnv", on_event)
     specs = select_envs(discover_envs(checkout), envs)
     embedded = LocalHub(
@@ -183,6 +184,16 @@ def check_seconds(value: object, flag: str) -> float:
             f"{flag} {value!r} must be a number of seconds above 0", remedy=f"e.g. {flag} 900"
         )
     return seconds
+
+
+def outside(path: Path, repo: Path, flag: str) -> Path:
+    """``path`` unless it is inside the checkout ``repo``, which a rehearsal never writes."""
+    if path.resolve().is_relative_to(repo.resolve()):
+        raise UsageError(
+            f"{flag} {path}: inside the checkout {repo}, which a rehearsal never writes",
+            remedy=f"pass {flag} a path outside the checkout",
+        )
+    return path
 
 
 def check_briefing_path(dest: Path) -> Path:

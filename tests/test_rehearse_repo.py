@@ -112,6 +112,16 @@ def test_briefing_never_overwrites_a_file_it_did_not_write(tmp_path: Path, capsy
     assert mine.read_text() == "# my notes\n"
 
 
+@pytest.mark.parametrize("flag", ["--briefing", "--keep"])
+def test_nothing_is_written_inside_the_checkout_whatever_the_flags_say(flag: str, tmp_path: Path, capsys) -> None:
+    checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
+    before, status = tree_digest(checkout), git_status(checkout)
+    inside = checkout / "out"
+    code, _, err = run_task(capsys, "rehearse", "--repo", str(checkout), "--builder", "host", flag, str(inside))
+    assert code == 2 and f"{flag} {inside}: inside the checkout" in err
+    assert tree_digest(checkout) == before and git_status(checkout) == status
+
+
 @pytest.fixture(scope="module")
 def rehearsed(tmp_path_factory: pytest.TempPathFactory):
     """One rehearsal of the checkout through the console script, its workspace kept."""
@@ -156,4 +166,17 @@ def test_the_work_tree_edit_is_deployed_and_untracked_or_outside_bytes_reach_not
     for needle in (TOKEN.encode(), OUTSIDE):
         assert not files_holding(tmp / "w", needle)
         assert needle.decode() not in done.stdout + done.stderr
-    assert (tmp / "w" / "OpenEnv" / "envs" / "broken_env" / "pyproject.toml").read_text().count("<0.2.2") == 1
+    pinned = (tmp / "w" / "OpenEnv" / "envs" / "broken_env" / "pyproject.toml").read_text()
+    assert '"openenv-core[core]>=0.2.1,<0.2.2"' in pinned  # the copy is pinned, not the checkout
+
+
+@pytest.mark.venv
+def test_under_venv_each_space_gets_its_own_build_and_the_briefing_names_it(tmp_path: Path) -> None:
+    from releaselib.rehearse import rehearse
+
+    checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
+    result = rehearse(tmp_path / "w", repo=checkout, envs=["echo_env"], builder="venv")
+    assert [(e["env"], e["outcome"]) for e in result.report["envs"]] == [("echo_env", "PASS")]
+    assert result.report["rehearsal"]["builder"] == "venv" and result.briefing is not None
+    assert "builder `venv` (each Space ran in its own uv virtual env" in result.briefing.read_text()
+    assert any((tmp_path / "w" / "hub" / "runtime").rglob("pyvenv.cfg"))  # the Space's own venv
