@@ -234,8 +234,11 @@ def rehearse(
     build_jobs: str | None = None,
     briefing: str | None = None,
 ) -> None:
-    """A whole release against the embedded Hub, no account: of the bundled examples/ (exit 1
-    unless each env ends as they intend), or of the --repo checkout (exits as release does)."""
+    """A whole release against the embedded Hub, no account: of examples/, or of --repo PATH.
+
+    The examples exit 1 unless each env ends as they intend; a checkout's rehearsal exits as
+    release does (1 if an env FAILed, 5 if nothing was decisive for some).
+    """
     from releaselib.localhub import Scenario
     from releaselib.options import check_jobs
     from releaselib.rehearse import (

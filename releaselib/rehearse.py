@@ -165,7 +165,7 @@ def rehearse(
         rows = board(ledger, runtimes_of(spaces), config)
         commits = {s.id: hub.commit_count(s.id) for s in spaces}
         statuses = dict(local.counters().by_status)
-    source = "examples/" if repo is None else str(repo)
+    source = "examples/" if repo is None else str(repo.resolve())
     report = {"rehearsal": {"builder": builder, "source": source}, **result.report}
     if result.briefing is not None:  # again, now with the rehearsal banner
         write_briefing(report, result.briefing.parent, result.briefing.stem)
