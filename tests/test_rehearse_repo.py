@@ -112,6 +112,20 @@ def test_briefing_never_overwrites_a_file_it_did_not_write(tmp_path: Path, capsy
     assert mine.read_text() == "# my notes\n"
 
 
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--env", "echo_env"], "--env goes with --repo"),
+        (["--builder", "docker"], "--builder 'docker': choose one of host, venv"),
+        (["--build-timeout", "soon"], "--build-timeout 'soon' must be a number of seconds"),
+        (["--build-jobs", "0"], "--build-jobs '0' must be a whole number"),
+    ],
+)
+def test_bad_flags_are_exit_2_in_one_line(argv: list[str], says: str, capsys) -> None:
+    code, out, err = run_task(capsys, "rehearse", *argv)
+    assert code == 2 and out == "" and says in err and len(err.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize("flag", ["--briefing", "--keep"])
 def test_nothing_is_written_inside_the_checkout_whatever_the_flags_say(flag: str, tmp_path: Path, capsys) -> None:
     checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
