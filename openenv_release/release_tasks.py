@@ -205,12 +205,13 @@ def report(
 
 
 @task(
-    iterable=["env"],
+    iterable=["env", "allow_secret"],
     help=helps(
         "env",
         "keep",
         "scenario",
         "json",
+        "allow_secret",
         repo="an OpenEnv checkout to rehearse instead of the bundled examples/ (a private copy "
         "of what git tracks there; the checkout is never written)",
         builder="the embedded Hub's builder: host (the tool's own Python; the default without "
@@ -233,6 +234,7 @@ def rehearse(
     build_timeout: str | None = None,
     build_jobs: str | None = None,
     briefing: str | None = None,
+    allow_secret: list[str] | None = None,
 ) -> None:
     """A whole release against the embedded Hub, no account: of examples/, or of --repo PATH.
 
@@ -250,6 +252,7 @@ def rehearse(
     )
     from releaselib.rehearse import rehearse as run_rehearsal
     from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT, BUILDERS
+    from releaselib.stage import allow_flags
     from releaselib.verdicts import exit_status
 
     with reported(), workspace(Path(keep) if keep else None) as workdir:
@@ -257,8 +260,9 @@ def rehearse(
         builder = builder or ("venv" if repo else "host")
         if builder not in BUILDERS:
             raise UsageError(f"--builder {builder!r}: choose one of {', '.join(BUILDERS)}")
-        if env and not repo:
-            raise UsageError("--env goes with --repo (the examples are rehearsed whole)")
+        if (env or allow_secret) and not repo:
+            flag = "--env" if env else "--allow-secret"
+            raise UsageError(f"{flag} goes with --repo (the examples are rehearsed whole)")
         timeout = check_seconds(build_timeout or BUILD_TIMEOUT, "--build-timeout")
         jobs = check_jobs(build_jobs or BUILD_JOBS, "--build-jobs")
         copy_to = briefing or ("rehearsal-briefing.md" if repo else None)
@@ -275,6 +279,7 @@ def rehearse(
             envs=env or [],
             build_timeout=timeout,
             build_jobs=jobs,
+            allowed_secrets=allow_flags(allow_secret or [], Path(repo).resolve()) if repo else (),
         )
         if json:
             print(jsonlib.dumps(result.report, indent=2))

@@ -80,8 +80,16 @@ def private_copy(
                 on_event(f"not copied: {rel} (a symlink leading out of {source})")
                 continue
             os.symlink(link, target)
+        elif not (root / rel).is_file():
+            on_event(f"not copied: {rel} (no longer a file in the work tree)")
         else:
-            shutil.copy2(root / rel, target, follow_symlinks=False)
+            try:
+                shutil.copy2(root / rel, target, follow_symlinks=False)
+            except OSError as exc:
+                raise ReleaseError(
+                    f"--repo {source}: cannot copy {rel}: {exc.strerror}",
+                    remedy="make the file readable, then rerun",
+                ) from None
     for rel in sorted(listing.submodules):
         on_event(f"not copied: {rel} (a submodule)")
     commit_all(dest, f"rehearsal copy of {source}", force=True)

@@ -29,6 +29,7 @@ from releaselib.localhub.seed import named_targets, seed_canonicals
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.private_copy import commit_all, private_copy
+from releaselib.records import AllowedSecret
 from releaselib.release import Event, Release, ReleaseOptions, release_key
 from releaselib.report import write_briefing
 from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT
@@ -117,13 +118,15 @@ def rehearse(
     envs: Sequence[str] = (),
     build_timeout: float = BUILD_TIMEOUT,
     build_jobs: int = BUILD_JOBS,
+    allowed_secrets: tuple[AllowedSecret, ...] = (),
 ) -> Rehearsal:
     """Run the rehearsal in ``workdir`` (which must not exist yet) and report how it ended.
 
     ``repo``: rehearse a private copy of that checkout's ``envs`` (default: all deployable),
     with the canonical Spaces their plugins name, instead of the examples. ``scenario`` makes
     the embedded Hub misbehave; ``builder`` (with ``build_timeout``/``build_jobs``) is the
-    embedded Hub's (``venv`` installs the OpenEnv pin from the copied checkout).
+    embedded Hub's (``venv`` installs the OpenEnv pin from the copied checkout);
+    ``allowed_secrets`` are the checkout's known false positives (``--allow-secret``).
     """
     if repo is None:
         checkout = copy_checkout(examples_dir(), workdir / "OpenEnv")
@@ -157,7 +160,9 @@ def rehearse(
         seed_canonicals(hub, named_targets(registry, NAMESPACE, canonicals))
         ledger = Ledger.load(default_path(config), release_key(config))
         tls = ssl.create_default_context(cafile=str(local.ca_bundle))
-        options = ReleaseOptions(interval=0.5, tls=tls, rehearsal=builder)
+        options = ReleaseOptions(
+            interval=0.5, tls=tls, rehearsal=builder, allowed_secrets=allowed_secrets
+        )
         if repo is None:  # timings tuned to slow_env; a real checkout gets release's own
             options = replace(options, timeout=PROBE_TIMEOUT, wait=300.0)
         result = Release(config, resolution, hub, registry, ledger, options, on_event).run(specs)

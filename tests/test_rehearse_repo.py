@@ -56,6 +56,8 @@ def files_holding(root: Path, needle: bytes) -> list[Path]:
 def test_the_private_copy_holds_what_git_tracks_as_the_work_tree_has_it(tmp_path: Path) -> None:
     checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
     (checkout / "envs" / "broken_env" / "README.md").unlink()  # tracked, deleted: not copied
+    (checkout / "envs" / "broken_env" / "models.py").unlink()
+    (checkout / "envs" / "broken_env" / "models.py").mkdir()  # tracked file, now a folder
     before, status = tree_digest(checkout), git_status(checkout)
     events: list[str] = []
     copy = private_copy(checkout, tmp_path / "copy", events.append)
@@ -64,7 +66,10 @@ def test_the_private_copy_holds_what_git_tracks_as_the_work_tree_has_it(tmp_path
     assert EDIT in (echo / "server" / "echo_environment.py").read_text()
     assert not (echo / "token.txt").exists() and not files_holding(copy, TOKEN.encode())
     assert not os.path.lexists(echo / "outside.txt") and not files_holding(copy, OUTSIDE)
-    assert events == [f"not copied: envs/echo_env/outside.txt (a symlink leading out of {checkout})"]
+    assert events == [
+        "not copied: envs/broken_env/models.py (no longer a file in the work tree)",
+        f"not copied: envs/echo_env/outside.txt (a symlink leading out of {checkout})",
+    ]
     link = echo / "server" / "README-link.md"
     assert os.readlink(link) == "../README.md" and link.resolve() == (echo / "README.md").resolve()
     assert not (copy / "envs" / "broken_env" / "README.md").exists()
