@@ -121,6 +121,7 @@ def test_briefing_never_overwrites_a_file_it_did_not_write(tmp_path: Path, capsy
     ("argv", "says"),
     [
         (["--env", "echo_env"], "--env goes with --repo"),
+        (["--allow-secret", "x.ini"], "--allow-secret goes with --repo"),
         (["--builder", "docker"], "--builder 'docker': choose one of host, venv"),
         (["--build-timeout", "soon"], "--build-timeout 'soon' must be a number of seconds"),
         (["--build-jobs", "0"], "--build-jobs '0' must be a whole number"),
