@@ -205,38 +205,95 @@ def report(
 
 
 @task(
+    iterable=["env", "allow_secret"],
     help=helps(
+        "env",
         "keep",
         "scenario",
         "json",
-        builder="the embedded Hub's builder: host (the tool's own Python) or venv (a uv "
-        "virtual env per Space commit, the OpenEnv pin served from the checkout)",
-    )
+        "allow_secret",
+        repo="an OpenEnv checkout to rehearse instead of the bundled examples/ (a private copy "
+        "of what git tracks there; the checkout is never written)",
+        builder="the embedded Hub's builder: host (the tool's own Python; the default without "
+        "--repo) or venv (a uv virtual env per Space commit, the OpenEnv pin served from the "
+        "checkout; the default with --repo)",
+        build_timeout="seconds a venv build may take before it is a BUILD_ERROR (default 900)",
+        build_jobs="how many venv builds run at once (default 2)",
+        briefing="where the briefing is copied out of the workspace (default with --repo: "
+        "./rehearsal-briefing.md; only a rehearsal briefing is ever overwritten)",
+    ),
 )
 def rehearse(
     c: Context,
-    keep: str | None = None,
+    repo: str | None = None,
+    env: list[str] | None = None,
+    builder: str | None = None,
     scenario: str | None = None,
+    keep: str | None = None,
     json: bool = False,
-    builder: str = "host",
+    build_timeout: str | None = None,
+    build_jobs: str | None = None,
+    briefing: str | None = None,
+    allow_secret: list[str] | None = None,
 ) -> None:
-    """A whole release of the bundled examples/ against the embedded Hub: no account, no network."""
+    """A whole release against the embedded Hub, no account: of examples/, or of --repo PATH.
+
+    The examples exit 1 unless each env ends as they intend; a checkout's rehearsal exits as
+    release does (1 if an env FAILed, 5 if nothing was decisive for some).
+    """
     from releaselib.localhub import Scenario
+    from releaselib.options import check_jobs
+    from releaselib.rehearse import (
+        check_briefing_path,
+        check_seconds,
+        outside,
+        save_briefing,
+        workspace,
+    )
     from releaselib.rehearse import rehearse as run_rehearsal
-    from releaselib.rehearse import workspace
-    from releaselib.space_runtime.builders import BUILDERS
+    from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT, BUILDERS
+    from releaselib.stage import allow_flags
+    from releaselib.verdicts import exit_status
 
     with reported(), workspace(Path(keep) if keep else None) as workdir:
         console = consoles(json)
+        builder = builder or ("venv" if repo else "host")
         if builder not in BUILDERS:
             raise UsageError(f"--builder {builder!r}: choose one of {', '.join(BUILDERS)}")
+        if (env or allow_secret) and not repo:
+            flag = "--env" if env else "--allow-secret"
+            raise UsageError(f"{flag} goes with --repo (the examples are rehearsed whole)")
+        timeout = check_seconds(build_timeout or BUILD_TIMEOUT, "--build-timeout")
+        jobs = check_jobs(build_jobs or BUILD_JOBS, "--build-jobs")
+        copy_to = briefing or ("rehearsal-briefing.md" if repo else None)
+        dest = check_briefing_path(Path(copy_to)) if copy_to else None
+        if dest is not None and repo:
+            outside(dest, Path(repo), "--briefing")
         faults = Scenario.load(Path(scenario)) if scenario else None
-        result = run_rehearsal(workdir, scenario=faults, on_event=lines(console), builder=builder)
+        result = run_rehearsal(
+            workdir,
+            scenario=faults,
+            on_event=lines(console),
+            builder=builder,
+            repo=Path(repo) if repo else None,
+            envs=env or [],
+            build_timeout=timeout,
+            build_jobs=jobs,
+            allowed_secrets=allow_flags(allow_secret or [], Path(repo).resolve()) if repo else (),
+        )
         if json:
             print(jsonlib.dumps(result.report, indent=2))
         else:
             out.print_board(console, result.board)
+        if dest is not None and result.briefing is not None:
+            saved = save_briefing(result.briefing, dest)
+            console.print(f"briefing copied to {saved.resolve()}", soft_wrap=True)
         for line in result.mismatches:
             console.print(f"[red]not as intended:[/] {line}")
         if not result.ok:
             raise Exit(code=1)
+        code, why = exit_status(e["outcome"] for e in result.report["envs"]) if repo else (0, "")
+        if why:
+            console.print(f"[yellow]{why}[/]", soft_wrap=True)
+        if code:
+            raise Exit(code=code)

@@ -1,8 +1,10 @@
-"""A whole release of the bundled ``examples/`` checkout against the embedded Hub.
+"""A whole release rehearsed against the embedded Hub: of the bundled ``examples/``, or of an
+OpenEnv checkout (``rehearse --repo PATH``).
 
-No account and no network: the examples are copied to a work folder (the project's own copy is
-never touched), the embedded Hub gets the canonical Spaces a real namespace would have, and
-``release`` runs end to end. It passes when every env ends as the examples intend.
+No account and no network beyond package registries: the checkout is copied to a work folder
+(the original is never touched), the embedded Hub gets the canonical Spaces a real namespace
+would have, and ``release`` runs end to end. The examples pass when every env ends as they
+intend; a checkout's rehearsal ends like its release would. Its briefing says it is a rehearsal.
 """
 
 from __future__ import annotations
@@ -10,23 +12,27 @@ from __future__ import annotations
 import shutil
 import ssl
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from releaselib.discover import discover_envs, select_envs
-from releaselib.errors import ReleaseError
+from releaselib.errors import ReleaseError, UsageError
+from releaselib.files import write_atomic
 from releaselib.hub import Hub
 from releaselib.ledger import Ledger, default_path
 from releaselib.localhub import LocalHub, Scenario
 from releaselib.localhub.seed import named_targets, seed_canonicals
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.private_copy import commit_all, private_copy
+from releaselib.records import AllowedSecret
 from releaselib.release import Event, Release, ReleaseOptions, release_key
-from releaselib.shell import run
+from releaselib.report import write_briefing
+from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT
 from releaselib.status import Row, board, runtimes_of
 
 #: env -> (outcome, decision) that the examples are written to produce.
@@ -41,6 +47,9 @@ INTENDED: Mapping[str, tuple[str, str]] = {
 PROMOTED = ("echo_env", "legacy_env", "textarena_env")
 NAMESPACE = "openenv"
 PROBE_TIMEOUT = 5.0  # slow_env resets in 20 s, so it stays inconclusive
+#: The first line of every rehearsal briefing (templates/briefing.md.j2): ``--briefing`` only
+#: ever overwrites a file that starts with it.
+BRIEFING_MARKER = "<!-- openenv-release: rehearsal briefing -->"
 
 
 @dataclass(frozen=True)
@@ -48,7 +57,7 @@ class Rehearsal:
     report: dict[str, Any]
     board: list[Row]
     briefing: Path | None
-    mismatches: list[str]
+    mismatches: list[str]  # from INTENDED; always empty for a checkout's rehearsal
     commits: dict[str, int]  # Space id -> commits on main
     statuses: dict[str, int]  # HTTP status -> how many times the embedded Hub answered it
 
@@ -84,22 +93,7 @@ def workspace(keep: Path | None = None) -> Iterator[Path]:
 def copy_checkout(source: Path, dest: Path) -> Path:
     """A private git checkout of ``source`` (pin may commit to it)."""
     shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", "hf-staging"))
-    for args in (
-        ["git", "init", "-q", "-b", "main"],
-        ["git", "add", "-A"],
-        [
-            "git",
-            "-c",
-            "user.name=rehearsal",
-            "-c",
-            "user.email=rehearsal@localhost",
-            "commit",
-            "-q",
-            "-m",
-            "examples",
-        ],
-    ):
-        run(args, cwd=dest)
+    commit_all(dest, "examples")
     return dest
 
 
@@ -120,16 +114,37 @@ def rehearse(
     scenario: Scenario | None = None,
     on_event: Event = lambda line: None,
     builder: str = "host",
+    repo: Path | None = None,
+    envs: Sequence[str] = (),
+    build_timeout: float = BUILD_TIMEOUT,
+    build_jobs: int = BUILD_JOBS,
+    allowed_secrets: tuple[AllowedSecret, ...] = (),
 ) -> Rehearsal:
-    """Run the rehearsal in ``workdir`` (which must not exist yet) and report how it ended;
-    ``scenario`` makes the embedded Hub misbehave (the outcome must not change); ``builder`` is
-    the embedded Hub's (``venv`` installs the OpenEnv pin from the copied checkout)."""
-    checkout = copy_checkout(examples_dir(), workdir / "OpenEnv")
+    """Run the rehearsal in ``workdir`` (which must not exist yet) and report how it ended.
+
+    ``repo``: rehearse a private copy of that checkout's ``envs`` (default: all deployable),
+    with the canonical Spaces their plugins name, instead of the examples. ``scenario`` makes
+    the embedded Hub misbehave; ``builder`` (with ``build_timeout``/``build_jobs``) is the
+    embedded Hub's (``venv`` installs the OpenEnv pin from the copied checkout);
+    ``allowed_secrets`` are the checkout's known false positives (``--allow-secret``).
+    """
+    if repo is None:
+        checkout = copy_checkout(examples_dir(), workdir / "OpenEnv")
+    else:
+        outside(workdir, repo, "--keep")
+        checkout = private_copy(repo, workdir / "OpenEnv", on_event)
+    specs = select_envs(discover_envs(checkout), envs)
     embedded = LocalHub(
-        workdir / "hub", user=NAMESPACE, scenario=scenario, builder=builder, openenv=checkout
+        workdir / "hub",
+        user=NAMESPACE,
+        scenario=scenario,
+        builder=builder,
+        openenv=checkout,
+        build_timeout=build_timeout,
+        build_jobs=build_jobs,
     )
     with embedded as local:
-        on_event(f"embedded Hub at {local.endpoint}")
+        on_event(f"embedded Hub at {local.endpoint} (builder {builder})")
         config, resolution = build_config(
             Options(
                 repo=str(checkout),
@@ -141,16 +156,73 @@ def rehearse(
         )
         hub = Hub.connect(local.endpoint, token=local.token)
         registry = PluginRegistry(get_plugin_manager())
-        seed_canonicals(hub, named_targets(registry, NAMESPACE, PROMOTED))
+        canonicals = PROMOTED if repo is None else [s.name for s in specs]
+        seed_canonicals(hub, named_targets(registry, NAMESPACE, canonicals))
         ledger = Ledger.load(default_path(config), release_key(config))
         tls = ssl.create_default_context(cafile=str(local.ca_bundle))
-        options = ReleaseOptions(timeout=PROBE_TIMEOUT, wait=300.0, interval=0.5, tls=tls)
-        specs = select_envs(discover_envs(checkout), [])
+        options = ReleaseOptions(
+            interval=0.5, tls=tls, rehearsal=builder, allowed_secrets=allowed_secrets
+        )
+        if repo is None:  # timings tuned to slow_env; a real checkout gets release's own
+            options = replace(options, timeout=PROBE_TIMEOUT, wait=300.0)
         result = Release(config, resolution, hub, registry, ledger, options, on_event).run(specs)
         spaces = hub.list_spaces(NAMESPACE)
         rows = board(ledger, runtimes_of(spaces), config)
         commits = {s.id: hub.commit_count(s.id) for s in spaces}
         statuses = dict(local.counters().by_status)
-    return Rehearsal(
-        result.report, rows, result.briefing, mismatches(result.report), commits, statuses
-    )
+    source = "examples/" if repo is None else str(repo.resolve())
+    report = {"rehearsal": {"builder": builder, "source": source}, **result.report}
+    if result.briefing is not None:  # again, now with the rehearsal banner
+        write_briefing(report, result.briefing.parent, result.briefing.stem)
+    missed = mismatches(report) if repo is None else []
+    return Rehearsal(report, rows, result.briefing, missed, commits, statuses)
+
+
+def check_seconds(value: object, flag: str) -> float:
+    """``flag`` as a number of seconds above 0 (flags give strings); else a UsageError."""
+    try:
+        seconds = float(str(value))
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise UsageError(
+            f"{flag} {value!r} must be a number of seconds above 0", remedy=f"e.g. {flag} 900"
+        )
+    return seconds
+
+
+def outside(path: Path, repo: Path, flag: str) -> Path:
+    """``path`` unless it is inside the checkout ``repo``, which a rehearsal never writes."""
+    if path.resolve().is_relative_to(repo.resolve()):
+        raise UsageError(
+            f"{flag} {path}: inside the checkout {repo}, which a rehearsal never writes",
+            remedy=f"pass {flag} a path outside the checkout",
+        )
+    return path
+
+
+def check_briefing_path(dest: Path) -> Path:
+    """``dest`` when a rehearsal may write its briefing there (a new file in an existing
+    folder, or a briefing an earlier rehearsal wrote); else a UsageError naming it."""
+    if dest.is_dir() or (dest.exists() and not is_rehearsal_briefing(dest)):
+        raise UsageError(
+            f"--briefing {dest}: exists and is not a rehearsal briefing; not overwriting it",
+            remedy="pass another --briefing PATH, or move that file away",
+        )
+    if not dest.parent.is_dir():
+        raise UsageError(f"--briefing {dest}: there is no folder {dest.parent}")
+    return dest
+
+
+def is_rehearsal_briefing(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8") as handle:
+            return handle.readline().rstrip("\n") == BRIEFING_MARKER
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def save_briefing(briefing: Path, dest: Path) -> Path:
+    """Copy the rehearsal's briefing out of its workspace to ``dest`` (checked again)."""
+    write_atomic(check_briefing_path(dest), briefing.read_bytes())
+    return dest

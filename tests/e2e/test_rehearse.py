@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from releaselib.rehearse import INTENDED, examples_dir, rehearse
+from releaselib.rehearse import BRIEFING_MARKER, INTENDED, examples_dir, rehearse
 from tests.corpus import tree_digest
 
 pytestmark = pytest.mark.e2e
@@ -49,6 +49,8 @@ def test_the_briefing_lists_each_env_with_its_decision(rehearsal) -> None:
     assert "```diff" in text and "<0.2.2" in text  # the failed env's pin diff
     assert json.loads(result.briefing.with_suffix(".json").read_text())["envs"]
     assert "## Evidence for the canonical flips" in text
+    assert text.startswith(BRIEFING_MARKER) and "a rehearsal on the embedded Hub, builder `host`" in text
+    assert result.report["rehearsal"] == {"builder": "host", "source": "examples/"}
 
 
 def test_the_failed_env_is_pinned_in_the_rehearsal_checkout_only(rehearsal) -> None:

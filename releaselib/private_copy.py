@@ -1,0 +1,105 @@
+"""A private copy of an OpenEnv checkout for a rehearsal: what git tracks there, committed in a
+fresh repository, so a release (and its pins) never writes to the real checkout.
+
+Only tracked files are copied, with the work tree's content (a modified file as it is now, a
+deleted one left out); untracked files (a token may live there), submodules and ``.git`` never
+are. A tracked symlink is kept only when it resolves inside the checkout (outside ``.git``), and
+then points at the same file of the copy; one leading out of it is left out.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from releaselib.discover import is_openenv_checkout
+from releaselib.errors import ReleaseError, UsageError
+from releaselib.gitfiles import list_files
+from releaselib.shell import run
+
+#: Identity and settings of the copy's one commit: no user hook, signing or LFS filter runs.
+_GIT = [
+    "git",
+    "-c",
+    "user.name=rehearsal",
+    "-c",
+    "user.email=rehearsal@localhost",
+    "-c",
+    "commit.gpgsign=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "filter.lfs.required=false",
+]
+
+
+def commit_all(dest: Path, message: str, *, force: bool = False) -> None:
+    """Make ``dest`` a new git repository whose one commit on ``main`` holds every file in it
+    (``force``: also those its .gitignore names)."""
+    add = ["add", "-A", *(["-f"] if force else [])]
+    for args in (["init", "-q", "-b", "main"], add, ["commit", "-q", "--no-verify", "-m", message]):
+        done = run([*_GIT, *args], cwd=dest, timeout=600)
+        if not done.ok:
+            raise ReleaseError(
+                f"{dest}: git {args[0]} failed: {done.stderr.strip()[:200]}",
+                remedy="check that git works here (`git --version`), then rerun",
+            )
+
+
+def check_source(source: Path) -> None:
+    """UsageError (exit 2) unless ``source`` is an OpenEnv checkout (envs/ and pyproject.toml)."""
+    if not is_openenv_checkout(source):
+        raise UsageError(
+            f"--repo {source}: not an OpenEnv checkout (needs envs/ and pyproject.toml)",
+            remedy="point --repo at the root of an OpenEnv clone",
+        )
+
+
+def private_copy(
+    source: Path, dest: Path, on_event: Callable[[str], None] = lambda line: None
+) -> Path:
+    """Copy what git tracks in ``source`` to ``dest`` (which must not exist) and commit it there;
+    each file left out for a reason other than being untracked is named through ``on_event``."""
+    check_source(source)
+    listing = list_files(source, ["."])
+    if listing is None:
+        raise UsageError(
+            f"--repo {source}: not a git checkout; a rehearsal copies only what git tracks",
+            remedy="point --repo at an OpenEnv clone (or `git init` and commit this one)",
+        )
+    root = source.resolve()
+    dest.mkdir(parents=True)
+    for rel in sorted(listing.tracked):
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if (root / rel).is_symlink():
+            link = inside_link(root, rel)
+            if link is None:
+                on_event(f"not copied: {rel} (a symlink leading out of {source})")
+                continue
+            os.symlink(link, target)
+        elif not (root / rel).is_file():
+            on_event(f"not copied: {rel} (no longer a file in the work tree)")
+        else:
+            try:
+                shutil.copy2(root / rel, target, follow_symlinks=False)
+            except OSError as exc:
+                raise ReleaseError(
+                    f"--repo {source}: cannot copy {rel}: {exc.strerror}",
+                    remedy="make the file readable, then rerun",
+                ) from None
+    for rel in sorted(listing.submodules):
+        on_event(f"not copied: {rel} (a submodule)")
+    commit_all(dest, f"rehearsal copy of {source}", force=True)
+    return dest
+
+
+def inside_link(root: Path, rel: str) -> str | None:
+    """The relative link that points, from ``rel``'s place in a copy of ``root``, where the
+    symlink ``root/rel`` resolves; None when that is outside ``root`` or inside its ``.git``."""
+    resolved = Path(os.path.realpath(root / rel))
+    if not resolved.is_relative_to(root) or resolved.is_relative_to(root / ".git"):
+        return None
+    return os.path.relpath(resolved, (root / rel).parent)

@@ -1,0 +1,202 @@
+"""``rehearse --repo PATH``: a whole release of a checkout, rehearsed on a private copy of what
+git tracks there; the checkout itself is never written."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from openenv_release.cli import program
+from releaselib.errors import UsageError
+from releaselib.private_copy import private_copy
+from releaselib.rehearse import BRIEFING_MARKER, examples_dir
+from tests.corpus import tree_digest
+
+MAIN = "from openenv_release.cli import main; main()"
+TOKEN = "hf_" + "untrackedTokenOnlyOnDisk" * 2  # in an untracked file: must reach nothing
+OUTSIDE = b"OUTSIDE-THE-CHECKOUT-7f3a"  # behind a tracked symlink leading out of the checkout
+EDIT = "# LOCAL-EDIT-5c1d: a tracked file changed in the work tree, not committed"
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"]
+
+
+def git_status(repo: Path) -> str:
+    return subprocess.run(["git", "--no-optional-locks", "status", "--porcelain", "--ignored"], cwd=repo, capture_output=True, text=True, check=True).stdout
+
+
+def make_checkout(root: Path, outside: Path) -> Path:
+    """Two example envs in a git checkout, then an untracked token file, a tracked file edited
+    in the work tree, a tracked symlink out of the checkout and one inside it."""
+    examples = examples_dir()
+    root.mkdir()
+    shutil.copy(examples / "pyproject.toml", root / "pyproject.toml")
+    shutil.copytree(examples / "src", root / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    for env in ("echo_env", "broken_env"):
+        shutil.copytree(examples / "envs" / env, root / "envs" / env, ignore=shutil.ignore_patterns("__pycache__"))
+    outside.write_bytes(OUTSIDE)
+    os.symlink(outside, root / "envs" / "echo_env" / "outside.txt")
+    os.symlink("../README.md", root / "envs" / "echo_env" / "server" / "README-link.md")
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run([*GIT, *args], cwd=root, check=True, capture_output=True)
+    (root / "envs" / "echo_env" / "token.txt").write_text(f"HF_TOKEN={TOKEN}\n")
+    server = root / "envs" / "echo_env" / "server" / "echo_environment.py"
+    server.write_text(server.read_text() + f"\n{EDIT}\n")
+    return root
+
+
+def files_holding(root: Path, needle: bytes) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and not p.is_symlink() and needle in p.read_bytes()]
+
+
+def test_the_private_copy_holds_what_git_tracks_as_the_work_tree_has_it(tmp_path: Path) -> None:
+    checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
+    (checkout / "envs" / "broken_env" / "README.md").unlink()  # tracked, deleted: not copied
+    (checkout / "envs" / "broken_env" / "models.py").unlink()
+    (checkout / "envs" / "broken_env" / "models.py").mkdir()  # tracked file, now a folder
+    before, status = tree_digest(checkout), git_status(checkout)
+    events: list[str] = []
+    copy = private_copy(checkout, tmp_path / "copy", events.append)
+    assert tree_digest(checkout) == before and git_status(checkout) == status
+    echo = copy / "envs" / "echo_env"
+    assert EDIT in (echo / "server" / "echo_environment.py").read_text()
+    assert not (echo / "token.txt").exists() and not files_holding(copy, TOKEN.encode())
+    assert not os.path.lexists(echo / "outside.txt") and not files_holding(copy, OUTSIDE)
+    assert events == [
+        "not copied: envs/broken_env/models.py (no longer a file in the work tree)",
+        f"not copied: envs/echo_env/outside.txt (a symlink leading out of {checkout})",
+    ]
+    link = echo / "server" / "README-link.md"
+    assert os.readlink(link) == "../README.md" and link.resolve() == (echo / "README.md").resolve()
+    assert not (copy / "envs" / "broken_env" / "README.md").exists()
+    committed = subprocess.run(["git", "status", "--porcelain"], cwd=copy, capture_output=True, text=True, check=True)
+    assert committed.stdout == ""  # one commit holds the whole copy: pin can commit on top
+
+
+def test_a_folder_outside_git_is_one_usage_error(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    shutil.copytree(examples_dir(), plain)
+    with pytest.raises(UsageError, match="not a git checkout") as raised:
+        private_copy(plain, tmp_path / "copy")
+    assert str(plain) in raised.value.one_line() and not (tmp_path / "copy").exists()
+
+
+def run_task(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        program.run(["openenv-release", *argv])
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("kind", ["not git", "no envs"])
+def test_a_path_that_is_no_git_checkout_of_openenv_is_exit_2_in_one_line(kind: str, tmp_path: Path, capsys) -> None:
+    path = tmp_path / "x"
+    if kind == "not git":
+        shutil.copytree(examples_dir(), path)
+    else:
+        path.mkdir()
+        subprocess.run(["git", "init", "-q"], cwd=path, check=True)
+    code, out, err = run_task(capsys, "rehearse", "--repo", str(path), "--builder", "host", "--briefing", str(tmp_path / "b.md"))
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and str(path) in err and "Traceback" not in err
+
+
+def test_briefing_never_overwrites_a_file_it_did_not_write(tmp_path: Path, capsys) -> None:
+    mine = tmp_path / "notes.md"
+    mine.write_text("# my notes\n")
+    checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
+    code, _, err = run_task(capsys, "rehearse", "--repo", str(checkout), "--briefing", str(mine))
+    assert code == 2 and f"--briefing {mine}" in err and "not a rehearsal briefing" in err
+    assert mine.read_text() == "# my notes\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--env", "echo_env"], "--env goes with --repo"),
+        (["--allow-secret", "x.ini"], "--allow-secret goes with --repo"),
+        (["--builder", "docker"], "--builder 'docker': choose one of host, venv"),
+        (["--build-timeout", "soon"], "--build-timeout 'soon' must be a number of seconds"),
+        (["--build-jobs", "0"], "--build-jobs '0' must be a whole number"),
+    ],
+)
+def test_bad_flags_are_exit_2_in_one_line(argv: list[str], says: str, capsys) -> None:
+    code, out, err = run_task(capsys, "rehearse", *argv)
+    assert code == 2 and out == "" and says in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("flag", ["--briefing", "--keep"])
+def test_nothing_is_written_inside_the_checkout_whatever_the_flags_say(flag: str, tmp_path: Path, capsys) -> None:
+    checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
+    before, status = tree_digest(checkout), git_status(checkout)
+    inside = checkout / "out"
+    code, _, err = run_task(capsys, "rehearse", "--repo", str(checkout), "--builder", "host", flag, str(inside))
+    assert code == 2 and f"{flag} {inside}: inside the checkout" in err
+    assert tree_digest(checkout) == before and git_status(checkout) == status
+
+
+@pytest.fixture(scope="module")
+def rehearsed(tmp_path_factory: pytest.TempPathFactory):
+    """One rehearsal of the checkout through the console script, its workspace kept."""
+    tmp = tmp_path_factory.mktemp("rehearse-repo")
+    checkout = make_checkout(tmp / "OpenEnv", tmp / "secret.txt")
+    before, status = tree_digest(checkout), git_status(checkout)
+    (tmp / "rehearsal-briefing.md").write_text(f"{BRIEFING_MARKER}\nan earlier rehearsal's\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    argv = ["rehearse", "--repo", str(checkout), "--builder", "host", "--keep", str(tmp / "w")]
+    done = subprocess.run([sys.executable, "-c", MAIN, *argv], cwd=tmp, env=env, capture_output=True, text=True, timeout=600)
+    return done, tmp, checkout, (before, status)
+
+
+@pytest.mark.e2e
+def test_the_checkout_is_untouched_and_its_release_exits_as_release_does(rehearsed) -> None:
+    done, _, checkout, (before, status) = rehearsed
+    assert done.returncode == 1, done.stderr[-2000:]  # broken_env FAILs, as under release
+    assert tree_digest(checkout) == before and git_status(checkout) == status
+    assert "<0.2.2" not in (checkout / "envs" / "broken_env" / "pyproject.toml").read_text()
+
+
+@pytest.mark.e2e
+def test_the_board_comes_out_and_the_briefing_survives_saying_it_is_a_rehearsal(rehearsed) -> None:
+    done, tmp, _, _ = rehearsed
+    assert "echo_env" in done.stdout and "broken_env" in done.stdout
+    saved = tmp / "rehearsal-briefing.md"  # the default, over an earlier rehearsal's briefing
+    assert f"briefing copied to {saved.resolve()}\n" in done.stdout
+    text = saved.read_text()
+    assert text.startswith(BRIEFING_MARKER + "\n") and "rehearsal on the embedded Hub, builder `host`" in text
+    assert "### echo_env: PASS, promoted" in text and "### broken_env: FAIL, pinned" in text
+    (report_json,) = (tmp / "w" / "staging").glob("briefing-*.json")
+    report = json.loads(report_json.read_text())
+    assert report["rehearsal"]["builder"] == "host"
+    assert sorted(e["env"] for e in report["envs"]) == ["broken_env", "echo_env"]
+
+
+@pytest.mark.e2e
+def test_the_work_tree_edit_is_deployed_and_untracked_or_outside_bytes_reach_nothing(rehearsed) -> None:
+    done, tmp, _, _ = rehearsed
+    blobs = tmp / "w" / "hub" / "blobs"  # every file any Space of the embedded Hub holds
+    assert files_holding(blobs, EDIT.encode())
+    for needle in (TOKEN.encode(), OUTSIDE):
+        assert not files_holding(tmp / "w", needle)
+        assert needle.decode() not in done.stdout + done.stderr
+    pinned = (tmp / "w" / "OpenEnv" / "envs" / "broken_env" / "pyproject.toml").read_text()
+    assert '"openenv-core[core]>=0.2.1,<0.2.2"' in pinned  # the copy is pinned, not the checkout
+
+
+@pytest.mark.venv
+def test_under_venv_each_space_gets_its_own_build_and_the_briefing_names_it(tmp_path: Path) -> None:
+    from releaselib.rehearse import rehearse
+
+    checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
+    result = rehearse(tmp_path / "w", repo=checkout, envs=["echo_env"], builder="venv")
+    assert [(e["env"], e["outcome"]) for e in result.report["envs"]] == [("echo_env", "PASS")]
+    assert result.report["rehearsal"]["builder"] == "venv" and result.briefing is not None
+    assert "builder `venv` (each Space ran in its own uv virtual env" in result.briefing.read_text()
+    assert any((tmp_path / "w" / "hub" / "runtime").rglob("pyvenv.cfg"))  # the Space's own venv
