@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from releaselib.config import ReleaseConfig
 from releaselib.edit import deps, gitdeps, readme
-from releaselib.edit.dockerfile import Dockerfile, rewrite_for_space
+from releaselib.edit.dockerfile_model import Dockerfile
+from releaselib.edit.dockerfile_rewrite import rewrite_for_space
 from releaselib.edit.legacy_core import synthesize_legacy_core
 from releaselib.errors import ReleaseError, StageError, UsageError
 from releaselib.gitfiles import GitFiles, list_files, on_disk

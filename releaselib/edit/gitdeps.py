@@ -20,10 +20,8 @@ import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the Dockerfile model imports this module for its rewrite
-    from releaselib.edit.dockerfile import Copy, Dockerfile, Instruction, Stage
+from releaselib.edit.dockerfile_model import Copy, Dockerfile, Instruction, Stage, expand
 
 # Package managers, the verbs that install and remove with each, and their options that take
 # a value (so the value is not read as a package or the verb).
@@ -250,7 +248,6 @@ def git_need(df: Dockerfile, stage: Stage, instr: Instruction, root: Path) -> st
 def run_installs(df: Dockerfile, stage: Stage, instr: Instruction) -> Iterator[tuple[str, str]]:
     """(kind, image path) for each file or project a RUN installs from, ENV/ARG expanded."""
     from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
-    from releaselib.edit.dockerfile import expand
 
     scope = df.stage_env(stage)
     cwd = df.workdir(stage, at=instr) or "/"
