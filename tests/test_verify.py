@@ -32,7 +32,7 @@ from releaselib.records import Probe, StagedSpace
 from releaselib.retry import RetryPolicy
 from releaselib.runtime import Domain, SpaceState, settle
 from releaselib.space_ids import Canonicals
-from releaselib.stage import build_manifest, manifest_hash
+from releaselib.staged_tree import build_manifest, manifest_hash
 from releaselib.verify import (
     VerifyResult,
     candidates,
