@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from releaselib.edit import deps, gitdeps
-from releaselib.space_runtime.plan import BuildError, RunStep, StagePlan, expand
+from releaselib.edit.dockerfile_model import expand
+from releaselib.space_runtime.plan import BuildError, RunStep, StagePlan
 from releaselib.space_runtime.process import Layout
 
 #: Images without git, by the model above (fnmatch patterns on the FROM reference).
