@@ -92,6 +92,8 @@ GIT_FORMS = [
     ("apt-get install -y git && apt-get purge -y git\nRUN pip install {pin}", False),
     ("sh -c 'pip install \"{bare}\"'", False),
     ("echo apt-get install git && pip install {pin}", False),
+    ("{{ apt-get install -y git; }} && pip install {pin}", True),  # a { } group
+    ("{{ pip install {pin}; }}", False),
 ]
 
 
