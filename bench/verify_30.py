@@ -34,7 +34,7 @@ from releaselib.records import StagedSpace
 from releaselib.retry import RetryPolicy
 from releaselib.runtime import settle
 from releaselib.space_ids import Canonicals
-from releaselib.stage import build_manifest, manifest_hash
+from releaselib.staged_tree import build_manifest, manifest_hash
 from releaselib.verify import verify_spaces
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "envs"

@@ -15,12 +15,12 @@ from releaselib.edit.legacy_core import synthesize_legacy_core
 from releaselib.records import Fix
 
 if TYPE_CHECKING:
-    from releaselib.edit.dockerfile import Dockerfile
+    from releaselib.edit.dockerfile_model import Dockerfile
 
 
 def edit_dockerfile(tree: Path, change: Callable[[Dockerfile], Dockerfile]) -> bool:
     """Apply ``change`` to the staged Dockerfile; True when it changed the text."""
-    from releaselib.edit.dockerfile import Dockerfile  # lazily: only staging edits it
+    from releaselib.edit.dockerfile_model import Dockerfile  # lazily: only staging edits it
 
     path = tree / "Dockerfile"
     before = Dockerfile.parse(path.read_text(encoding="utf-8"), "Dockerfile")

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json as jsonlib
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from invoke.context import Context
 from invoke.exceptions import Exit
 from invoke.tasks import task
 from rich.console import Console
-from rich.live import Live
 from rich.table import Table
 
 from openenv_release.common import consoles, helps, open_ledger, release_config, reported
@@ -40,29 +37,6 @@ HELP = {
     "ledger": "record results in this ledger (default: the release's ledger, if it exists)",
     "staging_dir": "where the release's ledger is looked for (default: ./hf-staging)",
 }
-
-
-@contextmanager
-def progress(console: Console, space_ids: Sequence[str]) -> Iterator[Any]:
-    """A live table of each Space's stage while waiting and probing; yields the update hook."""
-    status = dict.fromkeys(space_ids, "waiting")
-    lock = threading.Lock()
-
-    def render() -> Table:
-        table = Table(title="verifying", box=None)
-        table.add_column("space")
-        table.add_column("status")
-        with lock:
-            for space_id, text in status.items():
-                table.add_row(space_id, f"[{COLOURS.get(text, 'cyan')}]{text}[/]")
-        return table
-
-    def update(space_id: str, text: str) -> None:
-        with lock:
-            status[space_id] = text
-
-    with Live(get_renderable=render, console=console, transient=True, refresh_per_second=4):
-        yield update
 
 
 def print_results(console: Console, results: Sequence[VerifyResult]) -> None:
@@ -185,7 +159,9 @@ def verify(
                 remedy="deploy first, or pass --env/--space-id",
             )
         book = open_ledger(config, str(found) if found else None, create=False)
-        with progress(console, ids) as update:
+        with out.ProgressBoard(
+            console, ids, live=not json and console.is_terminal, title="verify"
+        ) as board:
             results = verify_spaces(
                 hub,
                 ids,
@@ -194,7 +170,7 @@ def verify(
                 timeout=number("timeout", timeout, configured, DEFAULT_TIMEOUT),
                 wait=number("wait", wait, configured, 600.0),
                 jobs=threads,
-                on_update=update,
+                on_update=board.update,
             )
         for result in results:
             note = record(book, result, by="verify")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from releaselib.config import check_image
 from releaselib.edit import gitdeps
-from releaselib.edit.dockerfile import Copy, Dockerfile, Stage, build_variables
+from releaselib.edit.dockerfile_model import Copy, Dockerfile, Stage, build_variables
 from releaselib.errors import StageError, UsageError
 from releaselib.hookspecs import hookimpl
 from releaselib.records import Check, Finding

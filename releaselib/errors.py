@@ -20,6 +20,12 @@ def redact(text: str) -> str:
     return HF_TOKEN_RE.sub(REDACTED, text)
 
 
+def short(text: str, most: int = 80) -> str:
+    """``text`` on one line (control characters escaped), cut in the middle when long."""
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return shown if len(shown) <= most else f"{shown[: most // 2 - 5]}…{shown[-(most // 2) :]}"
+
+
 class ReleaseError(Exception):
     """Base class: a failure the user can act on; the CLI prints it as one line.
 

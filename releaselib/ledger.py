@@ -81,8 +81,10 @@ class EnvEntry:
 
 def default_path(config: ReleaseConfig) -> Path:
     """Where a release's ledger lives unless ``--ledger`` says otherwise."""
-    tail = config.version if config.suffix == space_suffix(config.version) else (
-        f"{config.version}{config.suffix}"
+    tail = (
+        config.version
+        if config.suffix == space_suffix(config.version)
+        else (f"{config.version}{config.suffix}")
     )
     return config.staging_dir / f"ledger-{config.namespace}-{tail}.json"
 
@@ -276,6 +278,12 @@ def _with_history(
 def _write(path: Path, data: dict[str, Any]) -> None:
     text = json.dumps(data, indent=1, sort_keys=True) + "\n"
     write_atomic(path, text.encode("utf-8"))
+
+
+def recorded_release(path: Path) -> dict[str, Any]:
+    """The release tuple the ledger at ``path`` records, read without opening it for a run;
+    LedgerError if it is corrupt or from a newer tool."""
+    return dict(_read(path)["release"])
 
 
 def refuse_tokens(value: Any, *, where: str) -> None:

@@ -32,7 +32,7 @@ from releaselib.pin import tool_written_pins
 from releaselib.plugins import PluginRegistry
 from releaselib.records import StagedSpace, Verdict
 from releaselib.space_ids import CanonicalId
-from releaselib.stage import build_manifest
+from releaselib.staged_tree import build_manifest
 from releaselib.verdicts import select, standing_pass
 
 Status = Literal["promoted", "current", "planned", "held", "failed"]

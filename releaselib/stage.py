@@ -1,4 +1,5 @@
-"""Build one env's staged Space tree, as Spaces builds need it, plus its manifest.
+"""Build one env's staged Space tree, as Spaces builds need it (its manifest, claim and swap are
+``releaselib.staged_tree``).
 
 Layout: ``src/``, ``envs/<env>/``, the env's files at the root (its pyproject.toml wins over the
 checkout's root one), a rewritten ``Dockerfile`` and ``README.md`` at the root, and legacy
@@ -9,23 +10,21 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-import hashlib
-import json
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from releaselib.config import ReleaseConfig
 from releaselib.edit import deps, gitdeps, readme
-from releaselib.edit.dockerfile import Dockerfile, rewrite_for_space
+from releaselib.edit.dockerfile_model import Dockerfile
+from releaselib.edit.dockerfile_rewrite import rewrite_for_space
 from releaselib.edit.legacy_core import synthesize_legacy_core
-from releaselib.errors import ReleaseError, StageError, UsageError
+from releaselib.errors import ReleaseError, StageError, UsageError, short
 from releaselib.gitfiles import GitFiles, list_files, on_disk
 from releaselib.options import check_staging_dir
 from releaselib.plugins import Owned, PluginRegistry
@@ -41,6 +40,16 @@ from releaselib.records import (
 )
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
+from releaselib.staged_tree import (
+    build_manifest,
+    claim,
+    install,
+    manifest_hash,
+    prepare_staging_dir,
+    remove_leftovers,
+    temp_prefix,
+    walk_files,
+)
 
 if TYPE_CHECKING:
     from releaselib.secretscan import Scanner
@@ -84,12 +93,6 @@ CREDENTIALS = (
     ".cache/huggingface/*token*",
 )
 CREDENTIALS_WHY = "credentials are never staged"
-MANIFEST_SUFFIX = ".manifest.json"
-#: What a manifest of this tool says it is; only a folder with one is ever replaced.
-MANIFEST_TOOL = "openenv-release"
-#: How the temp files and folders staging makes beside a staged tree start and end.
-TEMP_PREFIX = ".openenv-release-tmp."
-TEMP_TAIL = re.compile(r"(new|old|manifest)\.[a-z0-9_]{8}")
 #: The checkout's parts staging reads, as git pathspecs.
 STAGED_PATHS = ("envs", "src", "pyproject.toml")
 #: The largest file a staged tree may hold. The Hub takes larger files only through LFS/Xet, and
@@ -159,12 +162,6 @@ def allow_flags(values: Iterable[str], repo: Path) -> tuple[AllowedSecret, ...]:
                 f"--allow-secret {value!r}: not a file of the checkout {repo}", remedy=remedy
             ) from exc
     return tuple(allowed)
-
-
-def short(text: str, most: int = 80) -> str:
-    """``text`` on one line (control characters escaped), cut in the middle when long."""
-    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return shown if len(shown) <= most else f"{shown[: most // 2 - 5]}…{shown[-(most // 2) :]}"
 
 
 def resolved(link: Path, root: Path, listing: GitFiles | None) -> tuple[Path, str]:
@@ -373,31 +370,6 @@ def a_source(allow: Owned[AllowedSecret]) -> str:
     if allow.plugin == "--allow-secret":
         return allow.record.why
     return f"plugin {allow.plugin}: {allow.record.why}"
-
-
-def git_blob_sha1(data: bytes) -> str:
-    """The git blob id of ``data`` (what the Hub reports as a regular file's oid)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def walk_files(tree: Path) -> Iterator[Path]:
-    for dirpath, dirnames, filenames in os.walk(tree):
-        dirnames.sort()
-        for name in sorted(filenames):
-            yield Path(dirpath) / name
-
-
-def build_manifest(tree: Path) -> dict[str, tuple[str, int]]:
-    """``relative posix path -> (git blob sha1, size)`` for every file in ``tree``."""
-    manifest: dict[str, tuple[str, int]] = {}
-    for path in walk_files(tree):
-        data = path.read_bytes()
-        manifest[path.relative_to(tree).as_posix()] = (git_blob_sha1(data), len(data))
-    return manifest
-
-
-def manifest_hash(manifest: dict[str, tuple[str, int]]) -> str:
-    return hashlib.sha256(json.dumps(sorted(manifest.items())).encode()).hexdigest()
 
 
 def read_text(path: Path, stage_dir: Path) -> str:
@@ -640,144 +612,6 @@ def os_error(exc: OSError, repo: Path, work: Path | None) -> str:
             name = name[len(str(root)) + 1 :]
             break
     return f"{short(name)}: {exc.strerror or exc}" if name else short(str(exc), 160)
-
-
-def prepare_staging_dir(staging: Path, namespace: str | None = None) -> None:
-    """Make the staging dir (with a ``.gitignore`` holding ``*``, when this creates it) and its
-    namespace folder; UsageError naming the path when it is a file or cannot be written."""
-    remedy = "pass a --staging-dir you can write to, outside envs/ and src/"
-    try:
-        try:
-            staging.mkdir(parents=True)
-            (staging / ".gitignore").write_text("# made by openenv-release\n*\n")
-        except FileExistsError as exc:
-            if not staging.is_dir():
-                raise UsageError(
-                    f"--staging-dir {staging}: a file, not a folder", remedy=remedy
-                ) from exc
-        folder = staging / namespace if namespace else staging
-        folder.mkdir(exist_ok=True)
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except FileExistsError as exc:
-        raise UsageError(f"{exc.filename}: a file where a folder should be", remedy=remedy) from exc
-    except OSError as exc:
-        where = exc.filename or staging
-        raise UsageError(f"--staging-dir {where}: {exc.strerror or exc}", remedy=remedy) from exc
-
-
-def claim(staged_dir: Path) -> None:
-    """StageError unless ``staged_dir`` is free or a staged tree of this tool: a manifest of
-    ours beside it that lists every file in it."""
-    manifest = manifest_path(staged_dir)
-    remedy = (
-        f"move your files out and remove {staged_dir}, or pass another --staging-dir; "
-        "staging replaces only trees it made"
-    )
-    if not staged_dir.exists() and not staged_dir.is_symlink():
-        if manifest.exists() and read_manifest(manifest) is None:
-            raise StageError(f"{manifest}: not a manifest of openenv-release", remedy=remedy)
-        return
-    is_folder = staged_dir.is_dir() and not staged_dir.is_symlink()
-    listed = read_manifest(manifest) if is_folder else None
-    if listed is None:
-        raise StageError(
-            f"{staged_dir}: a folder staging did not make (no manifest of ours beside it)",
-            remedy=remedy,
-        )
-    extra = sorted(set(build_manifest_names(staged_dir)) - set(listed))
-    if extra:
-        raise StageError(
-            f"{staged_dir}: holds files staging did not write ({', '.join(map(short, extra[:3]))})",
-            remedy=remedy,
-        )
-
-
-def read_manifest(path: Path) -> dict[str, Any] | None:
-    """The files a manifest of this tool lists, or None if ``path`` is not one."""
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
-        return None
-    if data.get("tool") != MANIFEST_TOOL or "hash" not in data:
-        return None
-    return dict(data["files"])
-
-
-def build_manifest_names(tree: Path) -> list[str]:
-    return [path.relative_to(tree).as_posix() for path in walk_files(tree)]
-
-
-def temp_prefix(final_dir: Path, kind: str) -> str:
-    """The name start of a temp file or folder beside ``final_dir``: ``kind`` is new (a tree
-    being built), old (the tree it replaces) or manifest."""
-    return f"{TEMP_PREFIX}{final_dir.name}.{kind}."
-
-
-def remove_leftovers(final_dir: Path) -> None:
-    """Remove what a killed run left beside ``final_dir``: only names this tool makes."""
-    start = f"{TEMP_PREFIX}{final_dir.name}."
-    for entry in final_dir.parent.iterdir():
-        if entry.name.startswith(start) and TEMP_TAIL.fullmatch(entry.name[len(start) :]):
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry)
-            else:
-                entry.unlink()
-
-
-def install(work: Path, final_dir: Path, manifest: dict[str, tuple[str, int]], digest: str) -> None:
-    """Put the manifest, then the tree built at ``work``, in place of ``final_dir``'s, so a tree
-    never stands without its manifest; on an OS error the old manifest is put back."""
-    target = manifest_path(final_dir)
-    before = target.read_bytes() if target.is_file() else None
-    data = {
-        "tool": MANIFEST_TOOL,
-        "hash": digest,
-        "files": {path: {"sha1": sha, "size": size} for path, (sha, size) in manifest.items()},
-    }
-    write_atomic(target, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode(), final_dir)
-    try:
-        replace_tree(work, final_dir)
-    except OSError:
-        if before is None:
-            target.unlink(missing_ok=True)
-        else:
-            write_atomic(target, before, final_dir)
-        raise
-
-
-def write_atomic(target: Path, data: bytes, final_dir: Path) -> None:
-    """Write ``target`` through a temp file beside it, then a rename."""
-    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(final_dir, "manifest"), dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, target)
-    except OSError:
-        os.unlink(tmp)
-        raise
-
-
-def replace_tree(work: Path, final_dir: Path) -> None:
-    """Put the tree built at ``work`` in place of ``final_dir`` by renames (the old tree, if
-    any, is moved aside first and removed after)."""
-    if not final_dir.exists():
-        work.rename(final_dir)
-        return
-    old = Path(tempfile.mkdtemp(prefix=temp_prefix(final_dir, "old"), dir=final_dir.parent))
-    final_dir.rename(old)
-    try:
-        work.rename(final_dir)
-    except OSError:
-        old.rename(final_dir)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
-
-
-def manifest_path(staged_dir: Path) -> Path:
-    return staged_dir.with_name(staged_dir.name + MANIFEST_SUFFIX)
 
 
 def stage_envs(

@@ -8,7 +8,6 @@ never resolved (no ``git ls-remote``): it is taken from the ledger when there is
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,7 +15,8 @@ from typing import Any
 
 from releaselib import config as cfg
 from releaselib.discover import checkout_project
-from releaselib.errors import UsageError
+from releaselib.errors import LedgerError, UsageError
+from releaselib.ledger import recorded_release as ledger_release
 from releaselib.options import Options, check_namespace, find_repo, pick
 from releaselib.records import SPACE_ID
 
@@ -27,15 +27,9 @@ NOT_RESOLVED = "not resolved: verify needs no checkout"
 def recorded_release(path: Path) -> dict[str, Any]:
     """The release tuple a ledger file records; UsageError naming the file when unreadable."""
     try:
-        release = json.loads(path.read_text())["release"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(
-            f"--ledger {path}: not a readable release ledger ({type(exc).__name__})",
-            remedy="pass the ledger-<namespace>-<version>.json that release or deploy wrote",
-        ) from None
-    if not isinstance(release, dict):
-        raise UsageError(f"--ledger {path}: records no release tuple")
-    return release
+        return ledger_release(path)
+    except LedgerError as exc:
+        raise UsageError(f"--ledger {exc.message}", remedy=exc.remedy) from None
 
 
 def find_ledger(staging: Path, namespace: str | None) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -152,3 +153,21 @@ def test_the_ref_flag_is_on_stage_and_release(checkout: Path, tmp_path: Path, re
     )
     helped = run(checkout, tmp_path, "release", "--help")
     assert "--ref=STRING" in helped.stdout
+
+
+def test_verify_takes_its_tuple_from_the_ledger_and_refuses_one_it_cannot_read(
+    tmp_path: Path,
+) -> None:
+    from releaselib.ledger import SCHEMA, Ledger
+    from releaselib.verify_tuple import verify_config
+
+    path = tmp_path / "ledger-ns-0.3.0.json"
+    release = {"namespace": "ns", "version": "0.3.0", "suffix": "-0.3.0", "ref": "v0.3.0"}
+    Ledger.load(path, release)
+    config, _, source = verify_config(Options(staging_dir=str(tmp_path)), ledger=str(path))
+    assert (config.namespace, config.suffix, config.ref, source) == ("ns", "-0.3.0", "v0.3.0", path)
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "schema": SCHEMA + 1}))  # read as the ledger reads it
+    with pytest.raises(UsageError) as refused:
+        verify_config(Options(staging_dir=str(tmp_path)), ledger=str(path))
+    assert refused.value.message.startswith(f"--ledger {path}: ledger schema {SCHEMA + 1} is newer")

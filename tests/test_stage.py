@@ -11,7 +11,8 @@ import pytest
 from releaselib.config import ReleaseConfig
 from releaselib.discover import discover_envs
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.stage import build_manifest, git_blob_sha1, manifest_path, stage_envs
+from releaselib.stage import stage_envs
+from releaselib.staged_tree import build_manifest, git_blob_sha1, manifest_path
 from tests.corpus import tree_digest
 
 DOCKERFILE = """\

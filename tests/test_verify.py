@@ -32,7 +32,7 @@ from releaselib.records import Probe, StagedSpace
 from releaselib.retry import RetryPolicy
 from releaselib.runtime import Domain, SpaceState, settle
 from releaselib.space_ids import Canonicals
-from releaselib.stage import build_manifest, manifest_hash
+from releaselib.staged_tree import build_manifest, manifest_hash
 from releaselib.verify import (
     VerifyResult,
     candidates,
@@ -322,6 +322,8 @@ def test_the_verify_task_prints_json_records_the_ledger_and_exits_1_on_a_fail_5_
     assert done.returncode == 1, done.stderr
     outcomes = {entry["space"]: entry["outcome"] for entry in json.loads(done.stdout)}
     assert outcomes == {"openenv/echo_env-0.2.2": "PASS", "openenv/broken_env-0.2.2": "FAIL"}
+    # deploy's board, as plain lines on stderr: stdout carries the JSON
+    assert {"verify openenv/echo_env-0.2.2: probing", "verify openenv/broken_env-0.2.2: FAIL"} <= set(done.stderr.splitlines())
     recorded = json.loads(ledger.read_text())["envs"]
     assert recorded["echo_env"]["verify"]["outcome"] == "PASS" and recorded["echo_env"]["verify"]["status"] == "done"
     assert hub.token not in done.stdout + done.stderr + ledger.read_text()

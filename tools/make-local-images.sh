@@ -20,7 +20,7 @@
 #   CONTAINER_ENGINE  podman (default) or docker
 #   WORK              scratch folder (default /var/tmp/openenv-local-images)
 #   BASE_TAG          default ghcr.io/huggingface/openenv-base:latest (use :<sha> with --base-sha)
-#   UV_VERSION        default: the pin in releaselib/edit/dockerfile.py
+#   UV_VERSION        default: the pin in releaselib/edit/dockerfile_rewrite.py
 #   DEBIAN_URL        default http://deb.debian.org/debian
 #   CA_BUNDLE         default /etc/ssl/certs/ca-certificates.crt (baked in: an intercepting
 #                     proxy's CA, so pip and uv inside builds reach PyPI)
@@ -31,7 +31,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 engine="${CONTAINER_ENGINE:-podman}"
 work="${WORK:-/var/tmp/openenv-local-images}"
 base_tag="${BASE_TAG:-ghcr.io/huggingface/openenv-base:latest}"
-uv_version="${UV_VERSION:-$(sed -n 's/^UV_VERSION = "\(.*\)"$/\1/p' "$here/releaselib/edit/dockerfile.py")}"
+uv_version="${UV_VERSION:-$(sed -n 's/^UV_VERSION = "\(.*\)"$/\1/p' "$here/releaselib/edit/dockerfile_rewrite.py")}"
 debian_url="${DEBIAN_URL:-http://deb.debian.org/debian}"
 ca_bundle="${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}"
 ca_in_image=/etc/ssl/certs/ca-certificates.crt

@@ -752,7 +752,7 @@ def command_words(words: list[str]) -> list[str]:
 
 
 _PREFIX_WORDS = frozenset(
-    {"then", "else", "do", "if", "elif", "while", "until", "!", "exec", "sudo"}
+    {"then", "else", "do", "if", "elif", "while", "until", "!", "{", "exec", "sudo"}
 )
 
 

@@ -20,10 +20,8 @@ import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the Dockerfile model imports this module for its rewrite
-    from releaselib.edit.dockerfile import Copy, Dockerfile, Instruction, Stage
+from releaselib.edit.dockerfile_model import Copy, Dockerfile, Instruction, Stage, expand
 
 # Package managers, the verbs that install and remove with each, and their options that take
 # a value (so the value is not read as a package or the verb).
@@ -95,20 +93,26 @@ def package_commands(text: str) -> Iterator[tuple[str, str, list[str]]]:
     from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
 
     for words in deps.shell_commands(text):
-        words = _command_words(words)
-        if not words or posixpath.basename(words[0]) not in PACKAGE_MANAGERS:
-            continue
-        args: list[str] = []
-        skip = False
-        for word in words[1:]:
-            if skip:
-                skip = False
-            elif word.startswith("-"):
-                skip = word in _PM_VALUE_OPTIONS
-            else:
-                args.append(word)
-        if args:
-            yield posixpath.basename(words[0]), args[0], args[1:]
+        found = package_command(words)
+        if found is not None:
+            yield found
+
+
+def package_command(words: list[str]) -> tuple[str, str, list[str]] | None:
+    """(manager, verb, packages) if the simple command ``words`` runs a package manager."""
+    words = _command_words(words)
+    if not words or posixpath.basename(words[0]) not in PACKAGE_MANAGERS:
+        return None
+    args: list[str] = []
+    skip = False
+    for word in words[1:]:
+        if skip:
+            skip = False
+        elif word.startswith("-"):
+            skip = word in _PM_VALUE_OPTIONS
+        else:
+            args.append(word)
+    return (posixpath.basename(words[0]), args[0], args[1:]) if args else None
 
 
 def _is_git(package: str) -> bool:
@@ -118,10 +122,18 @@ def _is_git(package: str) -> bool:
 
 def installs_git(text: str) -> bool:
     """True if a RUN's shell text installs the git package with a package manager."""
-    return any(
-        verb in _INSTALL_VERBS and any(_is_git(p) for p in packages)
-        for _, verb, packages in package_commands(text)
-    )
+    return any(_adds_git(command) for command in package_commands(text))
+
+
+def command_installs_git(words: list[str]) -> bool:
+    """True if the simple command ``words`` installs the git package with a package manager."""
+    command = package_command(words)
+    return command is not None and _adds_git(command)
+
+
+def _adds_git(command: tuple[str, str, list[str]]) -> bool:
+    _, verb, packages = command
+    return verb in _INSTALL_VERBS and any(_is_git(p) for p in packages)
 
 
 def removes_git(text: str) -> bool:
@@ -250,7 +262,6 @@ def git_need(df: Dockerfile, stage: Stage, instr: Instruction, root: Path) -> st
 def run_installs(df: Dockerfile, stage: Stage, instr: Instruction) -> Iterator[tuple[str, str]]:
     """(kind, image path) for each file or project a RUN installs from, ENV/ARG expanded."""
     from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
-    from releaselib.edit.dockerfile import expand
 
     scope = df.stage_env(stage)
     cwd = df.workdir(stage, at=instr) or "/"

@@ -1,10 +1,13 @@
 """What a Space's Dockerfile installs with Python tools, read from the RUN steps of the stages its
 final stage needs, and the model of what its base image lacks.
 
-Recognised (after ``&&``, ``;``, ``||``, ``|``, ``then``, ``else``): ``uv sync`` (the project in
-WORKDIR; ``--no-install-project`` installs its dependencies only), ``pip``/``pip3``/``python -m
-pip``/``uv pip install`` with ``-r`` files, ``-e`` paths, project paths and named packages, and
-``apt-get``/``apk`` installs of git. Image paths are mapped onto the laid-out stage roots.
+Commands are read as staging reads them (``releaselib.edit.deps.shell_commands``: after
+``&&``, ``;``, ``||``, ``|``, shell keywords, ``sudo`` and ``VAR=x``, and inside ``sh -c``).
+Recognised: ``uv sync`` (the project in WORKDIR; ``--no-install-project`` installs its
+dependencies only), ``pip``/``pip3``/``python -m pip``/``uv pip install`` with ``-r`` files,
+``-e`` paths, project paths and named packages. Whether git is installed or removed is judged by
+staging's own git check (``releaselib.edit.gitdeps``), so the two cannot disagree on it. Image
+paths are mapped onto the laid-out stage roots.
 
 The base-image model, written from the images' Dockerfiles: ``ghcr.io/huggingface/openenv-base``
 (``src/openenv/core/containers/images/Dockerfile``) installs only curl and ca-certificates on
@@ -20,14 +23,14 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
-import shlex
 import tomllib
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from releaselib.space_runtime.plan import BuildError, RunStep, StagePlan, expand
+from releaselib.edit import deps, gitdeps
+from releaselib.edit.dockerfile_model import expand
+from releaselib.space_runtime.plan import BuildError, RunStep, StagePlan
 from releaselib.space_runtime.process import Layout
 
 #: Images without git, by the model above (fnmatch patterns on the FROM reference).
@@ -47,8 +50,6 @@ NO_GIT_MESSAGES = {
         "ERROR: Cannot find command 'git' - do you have 'git' installed and in your PATH?"
     ),
 }
-_SEPARATORS = {"&&", "||", ";", "|", "&", "(", ")", "\n"}
-_KEYWORDS = {"then", "else", "do", "if", "elif", "!", "{", "}"}
 _VALUE_FLAGS = {"-r", "--requirement", "-e", "--editable", "-c", "--constraint"}
 _PASSED_VALUE_FLAGS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links"}
 _DROPPED_VALUE_FLAGS = {"--python", "-p", "--target", "-t", "--prefix", "--root", "--cache-dir"}
@@ -77,8 +78,9 @@ def plan_installs(layout: Layout) -> list[Install]:
         stage = layout.plan.stages[index]
         git = has_git[stage.base_stage] if stage.base_stage is not None else _image_has_git(stage)
         for run in stage.runs:
-            for words in _commands(run):
-                if _installs_git(words):
+            for words in deps.shell_commands(run.text):
+                words = [expand(w, run.scope) for w in deps.command_words(words)]
+                if gitdeps.command_installs_git(words):
                     git = True
                     continue
                 install = _install(words, run, layout.roots[index])
@@ -91,6 +93,7 @@ def plan_installs(layout: Layout) -> list[Install]:
                         + NO_GIT_MESSAGES[install.tool].format(requirement=needs_git[0])
                     )
                 installs.append(install)
+            git = git and not gitdeps.removes_git(run.text)
         has_git[index] = git
     return installs
 
@@ -117,33 +120,6 @@ def base_image_installs(layout: Layout, openenv: Path | None) -> list[Install]:
 def _image_has_git(stage: StagePlan) -> bool:
     image = (stage.image or "").lower()
     return not any(fnmatch.fnmatch(image, pattern) for pattern in GITLESS_IMAGES)
-
-
-def _commands(run: RunStep) -> Iterator[list[str]]:
-    """The simple commands of a RUN's shell text, with leading keywords and VAR=x dropped."""
-    lexer = shlex.shlex(run.text, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    try:
-        tokens = list(lexer)
-    except ValueError:
-        return
-    words: list[str] = []
-    for token in [*tokens, ";"]:
-        if token in _SEPARATORS:
-            yield from [[expand(w, run.scope) for w in words]] if words else []
-            words = []
-        elif not words and (token in _KEYWORDS or ("=" in token and not token.startswith("-"))):
-            continue
-        else:
-            words.append(token)
-
-
-def _installs_git(words: list[str]) -> bool:
-    head = [w for w in words if not w.startswith("-")]
-    return (
-        head[:2] in (["apt-get", "install"], ["apt", "install"], ["apk", "add"])
-        and "git" in head[2:]
-    )
 
 
 def _install(words: list[str], run: RunStep, root: Path) -> Install | None:

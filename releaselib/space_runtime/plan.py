@@ -1,23 +1,20 @@
 """What a Dockerfile's stages hold: files (COPY/ADD), ENV, WORKDIR, RUN steps and the command.
 
 RUN steps are not executed: a builder (``releaselib.space_runtime.builders``) reads the installs
-they name, or stands the current Python environment in for them.
+they name, or stands the current Python environment in for them. Words are expanded with the
+Dockerfile model's ``expand`` (Docker's rules), the one staging uses.
 """
 
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import dockerfile
 
+from releaselib.edit.dockerfile_model import expand
 from releaselib.errors import ReleaseError
-
-_VARIABLE = re.compile(
-    r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?P<op>:?[-+])?(?P<word>[^}]*)\}|(?P<bare>[A-Za-z_]\w*))"
-)
 
 
 class BuildError(ReleaseError):
@@ -67,40 +64,6 @@ class RunPlan:
     @property
     def final(self) -> StagePlan:
         return self.stages[-1]
-
-
-def expand(word: str, variables: Mapping[str, str]) -> str:
-    """Expand ``$VAR``, ``${VAR}``, ``${VAR:-x}``, ``${VAR:+x}`` and quotes the way Docker does."""
-    out: list[str] = []
-    i = 0
-    quote: str | None = None
-    while i < len(word):
-        char = word[i]
-        if char == "\\" and quote != "'" and i + 1 < len(word):
-            out.append(word[i + 1])
-            i += 2
-        elif char in "'\"" and quote in (None, char):
-            quote = None if quote else char
-            i += 1
-        elif char == "$" and quote != "'" and (match := _VARIABLE.match(word, i)):
-            out.append(_substitute(match, variables))
-            i = match.end()
-        else:
-            out.append(char)
-            i += 1
-    return "".join(out)
-
-
-def _substitute(match: re.Match[str], variables: Mapping[str, str]) -> str:
-    name = match["braced"] or match["bare"]
-    value = variables.get(name)
-    op = match["op"]
-    if op is None:
-        return value or ""
-    is_set = bool(value) if op.startswith(":") else value is not None
-    if op.endswith("-"):
-        return value if is_set and value is not None else match["word"]
-    return match["word"] if is_set else ""
 
 
 def read_plan(text: str, *, base_env: Mapping[str, str]) -> RunPlan:

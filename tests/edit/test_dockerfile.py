@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from releaselib.edit.dockerfile import Dockerfile, expand
+from releaselib.edit.dockerfile_model import Dockerfile, expand
 from releaselib.errors import StageError
 
 TWO_STAGES = """\

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from releaselib.edit.dockerfile import Dockerfile, rewrite_for_space
+from releaselib.edit.dockerfile_model import Dockerfile
+from releaselib.edit.dockerfile_rewrite import rewrite_for_space
 from tests.corpus import SNAPSHOT as ROOT
 
 SNAPSHOT = ROOT / "envs"

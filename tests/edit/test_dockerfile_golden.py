@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from releaselib.config import base_image
-from releaselib.edit.dockerfile import Dockerfile, rewrite_for_space
+from releaselib.edit.dockerfile_model import Dockerfile
+from releaselib.edit.dockerfile_rewrite import rewrite_for_space
 from releaselib.records import Change
 
 GOLDEN = Path(__file__).parent / "golden" / "dockerfile"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from releaselib.checks import check_git
-from releaselib.edit.dockerfile import rewrite_for_space
+from releaselib.edit.dockerfile_rewrite import rewrite_for_space
 
 GOLDEN = Path(__file__).parent / "golden" / "git"
 BASE = "ghcr.io/huggingface/openenv-base:latest"

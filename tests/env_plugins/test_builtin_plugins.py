@@ -16,7 +16,7 @@ from env_plugins._common import (
     literal_from,
     tarball_instead_of_clone,
 )
-from releaselib.edit.dockerfile import Dockerfile
+from releaselib.edit.dockerfile_model import Dockerfile
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 
 

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from releaselib.edit.dockerfile_model import expand
 from releaselib.localhub import BuildError, read_plan
-from releaselib.space_runtime.plan import Copy, expand
+from releaselib.space_runtime.plan import Copy
 from releaselib.space_runtime.process import IMAGE_BASE_ENV
 
 SNAPSHOT = Path(__file__).parents[3] / "shared" / "openenv-snapshot" / "envs"
@@ -39,6 +40,7 @@ def test_echo_env_final_stage() -> None:
         ('"/app/env:$PYTHONPATH"', "/app/env:/app/src"),
         ("${PYTHONPATH}/x", "/app/src/x"),
         ("${MISSING:-fallback}", "fallback"),
+        ("${MISSING:-$PYTHONPATH}", "/app/src"),  # the word is expanded too (one expand for both)
         ("${PYTHONPATH:+set}", "set"),
         ("'$PYTHONPATH'", "$PYTHONPATH"),
         (r"\$PYTHONPATH", "$PYTHONPATH"),

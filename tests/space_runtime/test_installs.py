@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from releaselib.edit import gitdeps
+from releaselib.edit.dockerfile_model import Dockerfile
 from releaselib.space_runtime.builders import VenvBuilder
 from releaselib.space_runtime.installs import plan_installs
 from releaselib.space_runtime.plan import BuildError
@@ -77,6 +79,44 @@ def test_a_git_requirement_on_an_image_without_git_fails_like_the_tool(
 def test_git_installed_first_or_present_in_the_image_builds(tmp_path: Path, dockerfile: str) -> None:
     layout = layout_of(tmp_path, dockerfile.format(pin=PIN) + 'CMD ["python"]\n')
     assert [i.requirements for i in plan_installs(layout)] == [(OPENENV_PIN,)]
+
+
+# RUN lines on python:3.11-slim (no git), and whether the stage has git for the git+ pin: forms
+# the builder once read differently from staging's git check (sh -c, a versioned or pathed
+# package manager, git removed again, an install inside sh -c).
+GIT_FORMS = [
+    ('sh -c "apt-get update && apt-get install -y git" && pip install {pin}', True),
+    ("apt-get install -y git=1:2.39.5-0+deb12u1 && pip install {pin}", True),
+    ("/usr/bin/apt-get install -y git && pip install {pin}", True),
+    ("sudo apt-get install -y git && pip install {pin}", True),
+    ("apt-get install -y git && apt-get purge -y git\nRUN pip install {pin}", False),
+    ("sh -c 'pip install \"{bare}\"'", False),
+    ("echo apt-get install git && pip install {pin}", False),
+    ("{{ apt-get install -y git; }} && pip install {pin}", True),  # a { } group
+    ("{{ pip install {pin}; }}", False),
+]
+
+
+@pytest.mark.parametrize(("run", "has_git"), GIT_FORMS)
+def test_the_builder_and_staging_agree_on_whether_a_stage_has_git(
+    tmp_path: Path, run: str, has_git: bool
+) -> None:
+    text = f'FROM python:3.11-slim\nRUN {run.format(pin=PIN, bare=OPENENV_PIN)}\nCMD ["python"]\n'
+    layout = layout_of(tmp_path, text)
+    staging_needs_git = list(gitdeps.missing_git(Dockerfile.parse(text), tmp_path / "tree"))
+    assert bool(staging_needs_git) is not has_git
+    if has_git:
+        assert [i.requirements for i in plan_installs(layout)] == [(OPENENV_PIN,)]
+    else:
+        with pytest.raises(BuildError, match="Cannot find command 'git'"):
+            plan_installs(layout)
+
+
+def test_git_installed_later_in_the_same_run_is_too_late(tmp_path: Path) -> None:
+    run = f"pip install {PIN} && apt-get update && apt-get install -y git"
+    layout = layout_of(tmp_path, f'FROM python:3.11-slim\nRUN {run}\nCMD ["python"]\n')
+    with pytest.raises(BuildError, match="Cannot find command 'git'"):
+        plan_installs(layout)
 
 
 def test_a_build_over_its_timeout_is_a_build_error_naming_it(tmp_path: Path) -> None:

@@ -1,21 +1,33 @@
-"""The Space runtime is its own package: production steps reach it without the embedded Hub."""
+"""The layout of the parts: production steps reach the Space runtime without the embedded Hub,
+plugins see edits and records only, and the Dockerfile model stands without its rewrite."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
 
-def test_production_steps_never_import_the_embedded_hub() -> None:
+def loaded(imports: str, prefix: str) -> list[str]:
+    """The modules starting with ``prefix`` that a fresh Python has after ``import imports``."""
     code = (
-        "import sys, releaselib.containers, releaselib.staged_checks, env_plugins._common\n"
-        "print(sorted(m for m in sys.modules if m.startswith('releaselib.localhub')))\n"
+        f"import json, sys, {imports}\n"
+        f"print(json.dumps([m for m in sorted(sys.modules) if m.startswith({prefix!r})]))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    return list(json.loads(out.stdout))
+
+
+def test_production_steps_never_import_the_embedded_hub() -> None:
+    imports = "releaselib.containers, releaselib.staged_checks, env_plugins._common"
+    assert loaded(imports, "releaselib.localhub") == []
 
 
 def test_plugins_need_only_edits_and_records() -> None:
-    code = "import sys, env_plugins._common\nprint('releaselib.stage' in sys.modules)\n"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert "releaselib.stage" not in loaded("env_plugins._common", "releaselib.stage")
+
+
+def test_the_dockerfile_model_stands_without_the_staging_rewrite() -> None:
+    assert loaded("releaselib.edit.dockerfile_model", "releaselib.edit.") == [
+        "releaselib.edit.dockerfile_model"
+    ]
