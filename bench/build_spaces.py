@@ -1,4 +1,4 @@
-"""Benchmark: the embedded Hub's ``venv`` builder on the bundled examples and the builder tests' envs.
+"""Benchmark: the ``venv`` builder on the bundled examples and the builder tests' Spaces.
 
 The trees: ``examples/`` staged as a release stages it (the OpenEnv pin served from the examples'
 checkout, built once into a wheel), plus the Spaces written for the builder tests
@@ -28,8 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from releaselib.discover import discover_envs, select_envs
 from releaselib.options import Options, build_config
