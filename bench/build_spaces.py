@@ -91,8 +91,13 @@ def build_round(builder: VenvBuilder, found: dict[str, Path], work: Path) -> lis
         seconds = time.perf_counter() - start
         apparent, own = disk(env_dir) if env_dir.is_dir() else (0, 0)
         rows.append(
-            {"space": name, "outcome": outcome, "build_s": round(seconds, 2),
-             "disk_mb": round(apparent / 1e6, 1), "own_disk_mb": round(own / 1e6, 1)}
+            {
+                "space": name,
+                "outcome": outcome,
+                "build_s": round(seconds, 2),
+                "disk_mb": round(apparent / 1e6, 1),
+                "own_disk_mb": round(own / 1e6, 1),
+            }
         )
     return rows
 
