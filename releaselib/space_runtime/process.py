@@ -31,6 +31,8 @@ IMAGE_BASE_ENV = {"PYTHONPATH": "/app/src", "HOME": "/home/user", "LANG": "C.UTF
 
 _HOST_FLAG = re.compile(r"(--host[= ])\S+")
 _PORT_FLAG = re.compile(r"(--port[= ])\d+")
+#: gunicorn's ``-b``/``--bind HOST:PORT`` (dipg_safety_env serves with gunicorn).
+_BIND_FLAG = re.compile(r"((?:^|\s)(?:-b|--bind)[= ]?)[^\s:]*:\d+")
 
 
 @dataclass
@@ -206,16 +208,20 @@ def start_layout(
 
 
 def _bind_loopback(argv: tuple[str, ...], port: int) -> list[str]:
-    """Point ``--host``/``--port`` flags (separate or inline, also inside ``sh -c``) at loopback."""
+    """Point ``--host``/``--port`` (uvicorn) and ``-b``/``--bind`` (gunicorn) flags, separate or
+    inline, also inside ``sh -c``, at loopback and ``port``."""
     out: list[str] = []
     for arg in argv:
         if out and out[-1] == "--host":
             arg = "127.0.0.1"
         elif out and out[-1] == "--port":
             arg = str(port)
+        elif out and out[-1] in ("-b", "--bind") and ":" in arg:
+            arg = f"127.0.0.1:{port}"
         else:
             arg = _HOST_FLAG.sub(r"\g<1>127.0.0.1", arg)
             arg = _PORT_FLAG.sub(rf"\g<1>{port}", arg)
+            arg = _BIND_FLAG.sub(rf"\g<1>127.0.0.1:{port}", arg)
         out.append(arg)
     return out
 
