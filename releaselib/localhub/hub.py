@@ -73,7 +73,8 @@ class LocalHub:
                 jobs=build_jobs,
             )
         except BaseException:
-            self.stop()  # removes the owned folder
+            if self._owned_dir is not None:
+                shutil.rmtree(self._owned_dir, ignore_errors=True)
             raise
         self.log = RequestLog()
         self._ready = threading.Event()
