@@ -52,8 +52,13 @@ if verb == "build":
     tag, context = args[args.index("-t") + 1], Path(args[-1])
     dockerfile = (context / "Dockerfile").read_text()
     print("STEP 1/2: FROM ghcr.io/huggingface/openenv-base:latest", flush=True)
+    started = time.monotonic()
     if "slow-build" in dockerfile:
         time.sleep(60)
+    if "takes-a-second" in dockerfile:
+        time.sleep(1)
+    with open(state / "builds.jsonl", "a") as log:
+        log.write(json.dumps([started, time.monotonic()]) + "\n")
     if "fails-to-build" in dockerfile:
         print("ERROR: Cannot find command 'git' - do you have 'git' installed?", file=sys.stderr)
         sys.exit(1)
@@ -132,6 +137,11 @@ def deploy(
     for key, value in (secrets or {}).items():
         api.add_space_secret(repo_id, key, value)
     api.upload_folder(repo_id=repo_id, repo_type="space", folder_path=tree)
+    return deploy_wait(api, repo_id, within)
+
+
+def deploy_wait(api: HfApi, repo_id: str, within: float = 60) -> SpaceRuntime:
+    """The Space's runtime once it runs or fails."""
     deadline = time.monotonic() + within
     while (runtime := api.get_space_runtime(repo_id)).stage not in DONE:
         assert time.monotonic() < deadline, f"{repo_id} still {runtime.stage}"
@@ -176,9 +186,16 @@ def test_the_space_runs_as_a_container_behind_its_domain_and_deleting_it_removes
         auth = {"authorization": f"Bearer {hub.token}"}
         assert httpx.get(url, verify=tls, headers=auth, timeout=10).status_code == 200
 
-        HfApi(endpoint=hub.endpoint, token=hub.token).delete_repo("openenv/web", repo_type="space")
+        api = HfApi(endpoint=hub.endpoint, token=hub.token)
+        api.restart_space("openenv/web")
+        again = deploy_wait(api, "openenv/web")
+        assert again.stage == "RUNNING" and len(engine.calls("build")) == 1  # the image is reused
+        (restarted,) = engine.running()
+        assert ["rm", "-f", "--time=0", container] in engine.calls("rm")  # the old one is gone
+
+        api.delete_repo("openenv/web", repo_type="space")
         assert engine.running() == []
-        assert ["rm", "-f", "--time=0", container] in engine.calls("rm")
+        assert ["rm", "-f", "--time=0", restarted] in engine.calls("rm")
     assert engine.calls("rmi") == [["rmi", "-f", tag]]  # the Hub's images go with it
 
 
@@ -228,6 +245,26 @@ def test_a_build_past_the_timeout_is_a_build_error(
         runtime = deploy(hub, tree, "slow")
     assert runtime.stage == "BUILD_ERROR"
     assert "took longer than 2 s" in runtime.raw["errorMessage"]
+
+
+def test_no_more_than_build_jobs_images_build_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = install_engine("podman", tmp_path / "engine", monkeypatch)
+    with LocalHub(tmp_path / "hub", builder="podman", build_jobs=1) as hub:
+        api = HfApi(endpoint=hub.endpoint, token=hub.token)
+        for name in ("one", "two"):
+            tree = space_tree(tmp_path / name)
+            (tree / "Dockerfile").write_text(
+                (tree / "Dockerfile").read_text() + "# takes-a-second\n"
+            )
+            api.create_repo(f"openenv/{name}", repo_type="space", space_sdk="docker")
+            api.upload_folder(repo_id=f"openenv/{name}", repo_type="space", folder_path=tree)
+        for name in ("one", "two"):
+            assert deploy_wait(api, f"openenv/{name}").stage == "RUNNING"
+    lines = (engine.state / "builds.jsonl").read_text().splitlines()
+    first, second = sorted(json.loads(line) for line in lines)
+    assert first[1] <= second[0]  # one after the other
 
 
 def test_a_missing_engine_is_one_line_naming_it_and_what_to_do(
