@@ -1,5 +1,6 @@
 """nox sessions: tests, lint (ruff), types (mypy, strict on releaselib/), and checks of staged
-Dockerfiles on this machine: staged_lint, staged_run, staged_docker.
+Dockerfiles on this machine: staged_lint, staged_run, staged_docker, and engine_builders (the
+embedded Hub's podman/docker builders against a real engine).
 
 The staged_* sessions reuse the installed environment (``venv_backend="none"``): staged_run starts
 env servers with the Python that runs them, which needs openenv-core (about 450 MB, 35 s to
@@ -72,16 +73,29 @@ def staged_run(session: nox.Session) -> None:
     session.run(*STAGED_CHECKS, "run", *staged_args(session), external=True)
 
 
-@nox.session(venv_backend="none", default=False)
-def staged_docker(session: nox.Session) -> None:
-    """Stage ENV, build + run it in Docker/Podman, probe it, remove it; skips without an engine."""
+def needs_engine(session: nox.Session) -> None:
+    """Skip the session, saying why, unless a container engine answers."""
     from releaselib.containers import EngineUnavailable, detect_engine
 
     try:
         detect_engine()
     except EngineUnavailable as exc:
         session.skip(exc.one_line())
+
+
+@nox.session(venv_backend="none", default=False)
+def staged_docker(session: nox.Session) -> None:
+    """Stage ENV, build + run it in Docker/Podman, probe it, remove it; skips without an engine."""
+    needs_engine(session)
     session.run(*STAGED_CHECKS, "docker", *staged_args(session), external=True)
+
+
+@nox.session(venv_backend="none", default=False)
+def engine_builders(session: nox.Session) -> None:
+    """The embedded Hub's podman/docker builders against the engine; skips without one."""
+    needs_engine(session)
+    test = "tests/space_runtime/test_engine_real.py"
+    session.run("pytest", "-q", "-rs", "-p", "no:cacheprovider", test, external=True)
 
 
 @nox.session(venv_backend="none", default=False)

@@ -216,9 +216,10 @@ def report(
         "of what git tracks there; the checkout is never written)",
         builder="the embedded Hub's builder: host (the tool's own Python; the default without "
         "--repo) or venv (a uv virtual env per Space commit, the OpenEnv pin served from the "
-        "checkout; the default with --repo)",
-        build_timeout="seconds a venv build may take before it is a BUILD_ERROR (default 900)",
-        build_jobs="how many venv builds run at once (default 2)",
+        "checkout; the default with --repo), podman or docker (a real image build and a "
+        "container per Space; needs the engine and the local base images)",
+        build_timeout="seconds a build may take before it is a BUILD_ERROR (default 900)",
+        build_jobs="how many builds run at once (default 2)",
         briefing="where the briefing is copied out of the workspace (default with --repo: "
         "./rehearsal-briefing.md; only a rehearsal briefing is ever overwritten)",
     ),

@@ -37,7 +37,9 @@ LOG_LINES = 30
 
 
 class EngineUnavailable(ReleaseError):
-    """No container engine answers on this machine."""
+    """No container engine answers on this machine (a usage error: pick another builder)."""
+
+    exit_code = 2
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,11 @@ def detect_engine(runner: Runner = default_run, preferred: str | None = None) ->
         if info.ok:
             return Engine(name, build_argv(name, runner))
         reasons.append(f"{name}: {_first_line(info)}")
+    if chosen:
+        raise EngineUnavailable(
+            f"the container engine {chosen} is not available ({reasons[0]})",
+            remedy=f"install or start {chosen} (docs/local-containers.md)",
+        )
     raise EngineUnavailable(
         "no container engine answers (" + "; ".join(reasons) + ")",
         remedy="start Docker or install Podman (docs/local-containers.md)",
@@ -229,11 +236,8 @@ def build_and_probe(
     tag = f"localhost/openenv-release-check/{env.lower()}:{suffix}"
     name = f"openenv-release-check-{env.lower()}-{suffix}"
     steps = _Steps(runner)
-    pull = ("--pull=never",) if offline and engine.name == "podman" else ()
     try:
-        built = steps.run(
-            [*engine.build, *_no_layers(engine), *pull, "-t", tag, str(tree)], build_timeout
-        )
+        built = steps.run(image_build_argv(engine, tag, tree, pull_never=offline), build_timeout)
         if not built.ok:
             logs = _tail(built)
             report = DockerReport(env, Outcome.FAIL, "build failed", tuple(steps.done), logs=logs)
@@ -243,9 +247,41 @@ def build_and_probe(
             )
     finally:
         used = len(steps.done)
-        steps.run([engine.name, "rm", "-f", *_no_grace(engine), name], 60)
-        steps.run([engine.name, "rmi", "-f", tag], 120)
+        steps.run(container_remove_argv(engine, name), 60)
+        steps.run(image_remove_argv(engine, tag), 120)
     return replace(report, cleanup=tuple(steps.done[used:]))
+
+
+def image_build_argv(engine: Engine, tag: str, context: Path, *, pull_never: bool) -> list[str]:
+    """Build ``context`` as ``tag``; ``pull_never`` (podman) uses only local base images."""
+    pull = ("--pull=never",) if pull_never and engine.name == "podman" else ()
+    return [*engine.build, *_no_layers(engine), *pull, "-t", tag, str(context)]
+
+
+def container_run_argv(
+    engine: Engine,
+    name: str,
+    tag: str,
+    *,
+    port: int,
+    app_port: int,
+    env_names: Sequence[str] = (),
+    detach: bool = True,
+) -> list[str]:
+    """Run ``tag`` as ``name`` with ``app_port`` published on 127.0.0.1:``port``; ``env_names``
+    are passed by name only (their values come from the CLI's environment, never the argv)."""
+    variables = [arg for key in env_names for arg in ("-e", key)]
+    mode = ["-d"] if detach else ["--rm"]
+    publish = f"127.0.0.1:{port}:{app_port}"
+    return [engine.name, "run", *mode, "--name", name, "-p", publish, *variables, tag]
+
+
+def container_remove_argv(engine: Engine, name: str) -> list[str]:
+    return [engine.name, "rm", "-f", *_no_grace(engine), name]
+
+
+def image_remove_argv(engine: Engine, tag: str) -> list[str]:
+    return [engine.name, "rmi", "-f", tag]
 
 
 def _no_layers(engine: Engine) -> tuple[str, ...]:
@@ -272,8 +308,8 @@ def _run_and_probe(
     start_timeout: float,
 ) -> DockerReport:
     port = free_port()
-    publish = f"127.0.0.1:{port}:{read_app_port(tree)}"
-    started = steps.run([engine.name, "run", "-d", "--name", name, "-p", publish, tag], 120)
+    run = container_run_argv(engine, name, tag, port=port, app_port=read_app_port(tree))
+    started = steps.run(run, 120)
     if not started.ok:
         return DockerReport(env, Outcome.FAIL, "run failed", tuple(steps.done), logs=_tail(started))
     url = f"http://127.0.0.1:{port}"

@@ -164,7 +164,8 @@ def rehearse(
             interval=0.5, tls=tls, rehearsal=builder, allowed_secrets=allowed_secrets
         )
         if repo is None:  # timings tuned to slow_env; a real checkout gets release's own
-            options = replace(options, timeout=PROBE_TIMEOUT, wait=300.0)
+            wait = 300.0 if builder in ("host", "venv") else 900.0  # image builds take minutes
+            options = replace(options, timeout=PROBE_TIMEOUT, wait=wait)
         result = Release(config, resolution, hub, registry, ledger, options, on_event).run(specs)
         spaces = hub.list_spaces(NAMESPACE)
         rows = board(ledger, runtimes_of(spaces), config)

@@ -24,7 +24,7 @@ from releaselib.localhub.serving import ServedApp
 from releaselib.localhub.spaces import SpaceRuntimes
 from releaselib.localhub.store import HubStore
 from releaselib.localhub.tls import make_tls_files
-from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT, BUILDERS, make_builder
+from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT, make_builder
 
 _START_TIMEOUT = 30.0
 _STOP_TIMEOUT = 180.0
@@ -36,8 +36,9 @@ class LocalHub:
     State (repos, commits, collections, the token) lives in ``state_dir`` and survives a restart;
     without one, a temporary folder is used and removed on stop. ``token`` sets the one token
     the Hub accepts (default: the stored one, else a new ``hf_local_...``). ``builder`` chooses
-    what stands in for a Space's RUN steps (``releaselib.space_runtime.builders``): ``host`` or
-    ``venv``, whose OpenEnv requirement comes from the ``openenv`` checkout when given.
+    what stands in for a Space's RUN steps (``releaselib.space_runtime.builders``): ``host``,
+    ``venv``, ``podman`` or ``docker`` (EngineUnavailable here when that engine does not answer),
+    whose OpenEnv requirement comes from the ``openenv`` checkout when given.
     """
 
     def __init__(
@@ -63,9 +64,18 @@ class LocalHub:
         self._user = user
         self._page_size = page_size
         self._token = token
-        if builder not in BUILDERS:
-            raise ValueError(f"unknown builder {builder!r} (choose from {', '.join(BUILDERS)})")
-        self._builder = (builder, openenv, build_timeout, build_jobs)
+        try:
+            self._builder = make_builder(
+                builder,
+                state_dir / "builder",
+                openenv=openenv,
+                timeout=build_timeout,
+                jobs=build_jobs,
+            )
+        except BaseException:
+            if self._owned_dir is not None:
+                shutil.rmtree(self._owned_dir, ignore_errors=True)
+            raise
         self.log = RequestLog()
         self._ready = threading.Event()
         self._failure: BaseException | None = None
@@ -152,7 +162,6 @@ class LocalHub:
             self._stop = asyncio.Event()
             store = HubStore(self.state_dir, user=self._user, token=self._token)
             injector = FaultInjector(self.scenario.faults)
-            name, openenv, timeout, jobs = self._builder
             runtimes = SpaceRuntimes(
                 store,
                 workdir=self.state_dir / "runtime",
@@ -160,13 +169,7 @@ class LocalHub:
                 tls=make_tls_files(self.state_dir / "tls"),
                 log=self.log,
                 injector=injector,
-                builder=make_builder(
-                    name,
-                    self.state_dir / "builder",
-                    openenv=openenv,
-                    timeout=timeout,
-                    jobs=jobs,
-                ),
+                builder=self._builder,
             )
             served = ServedApp(self._app(store, runtimes, injector), port=self._port)
             await served.start()

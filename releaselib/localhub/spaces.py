@@ -1,4 +1,4 @@
-"""The container-less Space runtime: builds, stages, processes and domains of every Space.
+"""The Spaces' runtime: builds, stages, processes (or containers) and domains of every Space.
 
 A commit or restart bumps the Space's generation and starts a build thread; a thread whose
 generation is no longer current stops touching the Space, so a newer commit always wins.
@@ -21,9 +21,9 @@ from releaselib.localhub.requestlog import RequestLog
 from releaselib.localhub.scenario import FaultInjector, Scenario, SpaceBehaviour
 from releaselib.localhub.store import Commit, HubStore, Repo
 from releaselib.localhub.tls import TlsFiles
-from releaselib.space_runtime.builders import Builder, HostBuilder
+from releaselib.space_runtime.builders import Builder, HostBuilder, Running
 from releaselib.space_runtime.plan import BuildError
-from releaselib.space_runtime.process import SpaceProcess, free_port, lay_out, start_layout
+from releaselib.space_runtime.process import free_port, lay_out
 
 #: How long a Space's process may take to open its port before it counts as RUNTIME_ERROR.
 STARTUP_TIMEOUT = 120.0
@@ -38,7 +38,7 @@ class _Space:
     stage: str = "NO_APP_FILE"
     sha: str | None = None
     error: str | None = None
-    process: SpaceProcess | None = None
+    process: Running | None = None
     generation: int = 0
     stale_cleared: bool = False
     threads: list[threading.Thread] = field(default_factory=list)
@@ -115,8 +115,9 @@ class SpaceRuntimes:
             await self._shut(space)
 
     async def close(self) -> None:
-        """Stop every Space at once (one by one, 60 Spaces took minutes)."""
+        """Stop every Space at once (one by one, 60 Spaces took minutes), then the builder."""
         await asyncio.gather(*(self.forget(repo_id) for repo_id in list(self._spaces)))
+        await asyncio.to_thread(self._builder.close)
         await self._client.aclose()
 
     def build_log(self, repo: Repo) -> tuple[str, float]:
@@ -173,7 +174,7 @@ class SpaceRuntimes:
             await domain.start()
         return self._spaces.setdefault(repo_id, _Space(repo_id, behaviour, domains))
 
-    def _supersede(self, space: _Space, stage: str) -> SpaceProcess | None:
+    def _supersede(self, space: _Space, stage: str) -> Running | None:
         """Start a new generation in ``stage``; returns the process the caller must stop."""
         with self._lock:
             space.generation += 1
@@ -205,7 +206,7 @@ class SpaceRuntimes:
         generation: int,
         head: Commit,
         env: dict[str, str],
-        old: SpaceProcess | None,
+        old: Running | None,
         then_sleep: bool,
         delay: float,
     ) -> None:
@@ -233,7 +234,7 @@ class SpaceRuntimes:
             if space.generation != generation:
                 return
             _drop_other_envs(run_dir, keep=env_dir)
-            process = start_layout(layout, port=free_port(), env=env)
+            process = self._builder.start(layout, env_dir, port=free_port(), env=env)
         except BuildError as exc:
             self._set(space, generation, "BUILD_ERROR", exc.one_line())
             return
@@ -271,7 +272,7 @@ class SpaceRuntimes:
         stage: str,
         error: str | None = None,
         *,
-        process: SpaceProcess | None = None,
+        process: Running | None = None,
     ) -> bool:
         """Move the Space to ``stage`` if ``generation`` is still current (a stopped process stays
         recorded until the next generation takes it)."""
@@ -304,7 +305,7 @@ def _drop_other_envs(run_dir: Path, *, keep: Path) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
-def _crash_message(process: SpaceProcess) -> str:
+def _crash_message(process: Running) -> str:
     tail = process.stderr_tail()
     code = process.exit_code()
     if code is None:

@@ -6,18 +6,18 @@
   from a local checkout, built once into a wheel, or from the package registry without one. A
   failed install, or a build over ``timeout`` seconds, is a BuildError whose message is the build
   log's last lines; at most ``jobs`` builds run at once.
+- ``podman``/``docker``: a real image build with that engine, then the Space runs as a container
+  (``releaselib.space_runtime.engine_builder``).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import IO, Protocol
@@ -27,17 +27,36 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from releaselib.edit.deps import OPENENV_DISTS
+from releaselib.space_runtime.buildlog import fail, run_logged
+from releaselib.space_runtime.engine_builder import ENGINE_BUILDERS, EngineBuilder
 from releaselib.space_runtime.installs import Install, base_image_installs, plan_installs
 from releaselib.space_runtime.plan import BuildError
-from releaselib.space_runtime.process import Layout, host_path
+from releaselib.space_runtime.process import (
+    IMAGE_PATH,
+    Layout,
+    SpaceProcess,
+    host_path,
+    start_layout,
+)
 
-BUILDERS = ("host", "venv")
-#: The PATH of a Debian-based image before its Dockerfile changes it.
-IMAGE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+BUILDERS = ("host", "venv", *ENGINE_BUILDERS)
 BUILD_TIMEOUT = 15 * 60.0
 BUILD_JOBS = 2
-LOG_TAIL = 15
 _BUILT = ".built"
+
+
+class Running(Protocol):
+    """A started Space: a local process or a container."""
+
+    port: int
+
+    def exit_code(self) -> int | None: ...
+
+    def is_listening(self) -> bool: ...
+
+    def stderr_tail(self, lines: int = 20) -> str: ...
+
+    def stop(self, timeout: float = 5.0) -> None: ...
 
 
 class Builder(Protocol):
@@ -49,8 +68,26 @@ class Builder(Protocol):
     def build(self, layout: Layout, env_dir: Path, log: Path) -> None:
         """Install what ``layout`` needs into ``env_dir``, logging to ``log``; BuildError if not."""
 
+    def start(self, layout: Layout, env_dir: Path, *, port: int, env: Mapping[str, str]) -> Running:
+        """Start the built Space on 127.0.0.1:``port``; OSError if its command cannot start."""
 
-class HostBuilder:
+    def close(self) -> None:
+        """Remove what the builds left outside their ``env_dir`` (images)."""
+
+
+class _LocalProcess:
+    """Runs the Space's laid-out command as a local process."""
+
+    def start(
+        self, layout: Layout, env_dir: Path, *, port: int, env: Mapping[str, str]
+    ) -> SpaceProcess:
+        return start_layout(layout, port=port, env=env)
+
+    def close(self) -> None:
+        """Nothing outside the Space's folders."""
+
+
+class HostBuilder(_LocalProcess):
     """Today's container-less runtime: the current Python environment stands in for every RUN."""
 
     name = "host"
@@ -62,7 +99,7 @@ class HostBuilder:
         log.write_text(f"host builder: no install; the Space runs with {sys.executable}\n")
 
 
-class VenvBuilder:
+class VenvBuilder(_LocalProcess):
     """A ``uv`` virtual environment per Space commit, sharing uv's cache."""
 
     name = "venv"
@@ -95,9 +132,7 @@ class VenvBuilder:
             try:
                 installs = [*base_image_installs(layout, self._openenv), *plan_installs(layout)]
             except BuildError as exc:
-                out.write(f"{exc.message}\n")
-                out.flush()
-                raise BuildError(_tail(log)) from exc
+                raise fail(out, exc.message) from exc
             with self._slots:
                 self._install(installs, env_dir, out, time.monotonic() + self._timeout)
         (env_dir / _BUILT).touch()
@@ -162,27 +197,7 @@ class VenvBuilder:
         env |= {"UV_NO_PROGRESS": "1", "UV_PYTHON_DOWNLOADS": "never", "NO_COLOR": "1"}
         if self._cache_dir is not None:
             env["UV_CACHE_DIR"] = str(self._cache_dir)
-        out.flush()
-        popen = subprocess.Popen(
-            [uv.find_uv_bin(), *args],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,
-        )
-        try:
-            code = popen.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            with suppress(ProcessLookupError):
-                os.killpg(popen.pid, signal.SIGKILL)
-            popen.wait()
-            out.write(f"the build took longer than {self._timeout:g} s and was stopped\n")
-            out.flush()
-            raise BuildError(_tail(Path(out.name))) from None
-        if code != 0:
-            out.flush()
-            raise BuildError(_tail(Path(out.name)))
+        run_logged([uv.find_uv_bin(), *args], out, deadline=deadline, limit=self._timeout, env=env)
 
 
 def make_builder(
@@ -193,14 +208,12 @@ def make_builder(
     timeout: float = BUILD_TIMEOUT,
     jobs: int = BUILD_JOBS,
 ) -> Builder:
-    """The builder called ``name`` (one of BUILDERS); ValueError for another name."""
+    """The builder called ``name`` (one of BUILDERS); ValueError for another name,
+    EngineUnavailable when an engine builder's engine does not answer."""
     if name == "host":
         return HostBuilder()
     if name == "venv":
         return VenvBuilder(work, openenv=openenv, timeout=timeout, jobs=jobs)
+    if name in ENGINE_BUILDERS:
+        return EngineBuilder(name, work, openenv=openenv, timeout=timeout, jobs=jobs)
     raise ValueError(f"unknown builder {name!r} (choose from {', '.join(BUILDERS)})")
-
-
-def _tail(log: Path) -> str:
-    lines = log.read_text(errors="replace").strip().splitlines()
-    return "\n".join(lines[-LOG_TAIL:])

@@ -28,6 +28,8 @@ from releaselib.space_runtime.plan import BuildError, Copy, RunPlan, read_plan
 
 #: ENV the OpenEnv base image provides before a Dockerfile adds its own.
 IMAGE_BASE_ENV = {"PYTHONPATH": "/app/src", "HOME": "/home/user", "LANG": "C.UTF-8"}
+#: The PATH of a Debian-based image before its Dockerfile changes it.
+IMAGE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 _HOST_FLAG = re.compile(r"(--host[= ])\S+")
 _PORT_FLAG = re.compile(r"(--port[= ])\d+")
@@ -118,11 +120,12 @@ def free_port() -> int:
 @dataclass(frozen=True)
 class Layout:
     """A Space's image files laid out under ``work``: ``root`` is the final stage's, ``roots``
-    every stage's the final one needs (by index)."""
+    every stage's the final one needs (by index); ``context`` is the tree they came from."""
 
     plan: RunPlan
     work: Path
     roots: Mapping[int, Path]
+    context: Path
 
     @property
     def root(self) -> Path:
@@ -141,7 +144,7 @@ def lay_out(tree: Path, work: Path, *, base_path: str) -> Layout:
     plan = read_plan(dockerfile.read_text(), base_env={**IMAGE_BASE_ENV, "PATH": base_path})
     for previous in (work / "root", work / "stages"):
         shutil.rmtree(previous, ignore_errors=True)
-    return Layout(plan, work, _materialize(plan, tree, work))
+    return Layout(plan, work, _materialize(plan, tree, work), tree)
 
 
 def host_path() -> str:
