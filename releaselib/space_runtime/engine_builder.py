@@ -26,6 +26,7 @@ from typing import IO
 import httpx
 
 from releaselib.containers import (
+    Engine,
     EngineUnavailable,
     build_checkout_wheel,
     container_remove_argv,
@@ -44,6 +45,8 @@ from releaselib.space_runtime.plan import BuildError
 from releaselib.space_runtime.process import IMAGE_PATH, Layout, SpaceProcess
 
 ENGINE_BUILDERS = ("podman", "docker")
+#: The local stand-in of the base image every staged Space builds FROM (make-local-images.sh).
+LOCAL_BASE = "ghcr.io/huggingface/openenv-base:latest"
 _IMAGES = "localhost/openenv-release-space"
 
 
@@ -89,6 +92,7 @@ class EngineBuilder:
         except EngineUnavailable as exc:
             remedy = f"{exc.remedy}, or choose --builder venv"
             raise EngineUnavailable(exc.message, remedy=remedy) from None
+        _check_runs(self._engine, runner)
         self._work = work
         self._openenv = openenv
         self._timeout = timeout
@@ -180,6 +184,24 @@ class EngineBuilder:
                     raise fail(out, exc.one_line()) from exc
                 self._wheel = wheel
             return self._wheel
+
+
+def _check_runs(engine: Engine, runner: Runner) -> None:
+    """EngineUnavailable unless ``engine`` holds the local openenv-base stand-in and runs a
+    container of it: a Space must never end in RUNTIME_ERROR for our engine's set-up (podman here
+    needs docs/local-containers.md's containers.conf) and be judged FAIL for it."""
+    if not runner([engine.name, "image", "inspect", LOCAL_BASE], timeout=60).ok:
+        raise EngineUnavailable(
+            f"{engine.name} has no {LOCAL_BASE}",
+            remedy="run tools/make-local-images.sh, or choose --builder venv",
+        )
+    smoke = runner([engine.name, "run", "--rm", LOCAL_BASE, "true"], timeout=120)
+    if not smoke.ok:
+        why = (smoke.stderr.strip() or smoke.stdout.strip()).splitlines()[:1] or ["no output"]
+        raise EngineUnavailable(
+            f"{engine.name} cannot run a container ({why[0][:200]})",
+            remedy="set it up as docs/local-containers.md says, or choose --builder venv",
+        )
 
 
 def image_tag(env_dir: Path) -> str:

@@ -65,6 +65,8 @@ if verb == "build":
     (images / key(tag)).write_text(str(context))
     print(f"Successfully tagged {tag}")
     sys.exit(0)
+if verb == "run" and args[-1] == "true":  # the builder's smoke run of the base image
+    sys.exit(0 if (images / key(args[-2])).exists() and not (state / "cannot-run").exists() else 1)
 if verb == "run":
     name = args[args.index("--name") + 1]
     port = args[args.index("-p") + 1].split(":")[1]
@@ -99,6 +101,7 @@ class FakeEngine:
     def calls(self, verb: str | None = None) -> list[list[str]]:
         lines = (self.state / "calls.jsonl").read_text().splitlines()
         calls = [json.loads(line) for line in lines]
+        calls = [c for c in calls if c[:2] != ["run", "--rm"] or c[-1] != "true"]  # the smoke run
         return [c for c in calls if verb is None or verb in c[:2]]
 
     def running(self) -> list[str]:
@@ -115,6 +118,8 @@ def install_engine(name: str, where: Path, monkeypatch: pytest.MonkeyPatch) -> F
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_ENGINE_STATE", str(state))
     monkeypatch.delenv("CONTAINER_ENGINE", raising=False)
+    (state / "images").mkdir()
+    (state / "images" / "ghcr.io_huggingface_openenv-base_latest").write_text("base")
     return FakeEngine(name, state)
 
 
@@ -279,6 +284,29 @@ def test_a_missing_engine_is_one_line_naming_it_and_what_to_do(
     )
     assert message.endswith("or choose --builder venv") and "\n" not in message
     assert raised.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("broken", "says", "remedy"),
+    [
+        ("no-base", "podman has no ghcr.io/huggingface/openenv-base:latest", "make-local-images.sh"),
+        ("cannot-run", "podman cannot run a container", "docs/local-containers.md"),
+    ],
+)
+def test_an_engine_that_cannot_run_the_base_image_refuses_to_start_the_hub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: str, says: str, remedy: str
+) -> None:
+    """Our engine's set-up problem is one line at start, never a RUNTIME_ERROR (a FAIL) per Space."""
+    engine = install_engine("podman", tmp_path / "engine", monkeypatch)
+    if broken == "no-base":
+        for image in (engine.state / "images").iterdir():
+            image.unlink()
+    else:
+        (engine.state / "cannot-run").touch()
+    with pytest.raises(EngineUnavailable) as raised:
+        LocalHub(tmp_path / "hub", builder="podman")
+    message = raised.value.one_line()
+    assert message.startswith(says) and remedy in message and "\n" not in message
 
 
 @pytest.mark.parametrize(

@@ -32,6 +32,9 @@ def engine() -> Engine:
         pytest.skip(f"no container engine: {exc.one_line()}")
     if not run([found.name, "image", "inspect", BASE], timeout=30).ok:
         pytest.skip(f"{found.name} has no {BASE}: run tools/make-local-images.sh")
+    smoke = run([found.name, "run", "--rm", BASE, "true"], timeout=60)
+    if not smoke.ok:  # e.g. podman without docs/local-containers.md's containers.conf here
+        pytest.skip(f"{found.name} cannot run a container: {smoke.stderr.strip()[:200]}")
     return found
 
 
