@@ -1,19 +1,19 @@
 """Scan the files staging would take for secrets, by content, with detect-secrets' detectors.
 
-Only detectors that look for a provider's token format run (plus ours, in
-``token_detectors``): the high-entropy and keyword detectors fire on ordinary code and docs.
-Every file is scanned by its content, whatever its name: none of detect-secrets' filters runs
-(they skip lock files, "swagger" paths, .css/.svg/.map/.png... by name, and lines with an
-inline ``pragma: allowlist secret``), since only a plugin or ``--allow-secret`` may allow a
-secret. One heuristic of detect-secrets does run: a value that is a template placeholder
-(``{self.password}``, ``${PASSWORD}``, ``<password>``, as in OpenEnv's
-``src/openenv/core/tools/git_server_client.py``) is no secret; a token inside one is still found by
-its own detector. The bytes are read as UTF-8 with bad bytes replaced (a binary's strings stay), as
+Only detectors that look for a provider's token format run (plus ours, in ``token_detectors``):
+the high-entropy and keyword detectors fire on ordinary code and docs. Every file is scanned by
+its content, whatever its name: none of detect-secrets' filters runs (they skip lock files,
+"swagger" paths, .css/.svg/.map/.png... by name, and lines with an inline ``pragma: allowlist
+secret``), since only a plugin or ``--allow-secret`` may allow a secret. A value that is one
+template placeholder naming a variable (``{self.password}``, ``${PASSWORD}``, ``<password>``, as
+in OpenEnv's ``src/openenv/core/tools/git_server_client.py``) is no secret; anything more in it
+(``{Xk9v}Q2m``, ``<Pr0d-P4ss>``...) still is, and a token inside one is found by its own
+detector. The bytes are read as UTF-8 with bad bytes replaced (a binary's strings stay), as
 UTF-16 when there is a BOM or NUL bytes; gzip, bz2, xz and lzma content is decompressed and
 every member of a zip file (found by its magic bytes: .whl, .docx, .xlsx, .npz too) is read,
-nested up to 3 deep and within MAX_UNPACKED bytes per file. A quick pass with
-the detectors' own patterns picks the lines worth a detect-secrets scan; a finding names the
-file, the line and the kind, never the value.
+nested up to 3 deep and within MAX_UNPACKED bytes per file. A quick pass with the detectors' own
+patterns picks the lines worth a detect-secrets scan; a finding names the file, the line and the
+kind, never the value.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from typing import Any
 
 from detect_secrets.core.potential_secret import PotentialSecret
 from detect_secrets.core.scan import scan_line
-from detect_secrets.filters.heuristic import is_templated_secret
 from detect_secrets.settings import get_plugins, get_settings, transient_settings
 
 from releaselib import token_detectors
@@ -60,6 +59,13 @@ DETECTORS = (
     "SquareOAuthDetector",
     "StripeDetector",
     "TwilioKeyDetector",
+)
+#: A value that is only a placeholder: ``{name}``, ``{obj.attr}``, ``${NAME}``, ``<name>``,
+#: ``$NAME``; a name of at most 40 letters, digits, ``_``, ``.`` (``-`` in ``<...>``) with at most
+#: 2 digits (a placeholder names a thing; a password mixes digits in).
+PLACEHOLDER = re.compile(
+    r"(?=[^0-9]*(?:[0-9][^0-9]*){0,2}$)"
+    r"(?:\{[A-Za-z_][\w.]{0,39}\}|\$\{[A-Za-z_]\w{0,39}\}|<[A-Za-z_][\w-]{0,39}>|\$[A-Za-z_]\w{0,39})"
 )
 OUR_DETECTORS = (
     token_detectors.HuggingFaceTokenDetector,
@@ -149,7 +155,7 @@ class Scanner:
                     found += [
                         (number, secret)
                         for secret in scan_line(line)
-                        if not is_templated_secret(secret.secret_value or "")
+                        if not PLACEHOLDER.fullmatch(secret.secret_value or "")
                     ]
         return found
 

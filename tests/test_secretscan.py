@@ -157,6 +157,8 @@ def test_archive_content_over_the_bound_is_a_finding_not_a_hang(tmp_path: Path, 
         # OpenEnv's src/openenv/core/tools/git_server_client.py writes git credentials this way
         'f"http://{self.username}:{self.password}@{self.domain}:{self.port}\\n"',
         'url = "https://user:<password>@gitea.local"',
+        'url = "https://user:${GITEA_PASSWORD}@gitea.local"',
+        'f"https://{user}:{db_password}@{host}"',
     ],
 )
 def test_a_template_placeholder_in_a_url_is_no_secret(tmp_path: Path, line: str) -> None:
@@ -167,7 +169,12 @@ def test_a_template_placeholder_in_a_url_is_no_secret(tmp_path: Path, line: str)
     ("line", "kinds"),
     [
         ('url = "https://bob:hunter2secret@gitea.local"', ["Basic Auth Credentials"]),
-        (f'url = "https://u:{{{TOKEN}}}@h"', [HF]),  # a token inside a placeholder's braces
+        # braces or angle brackets around a password do not make it a placeholder
+        ('url = "https://admin:{Xk9vQ2mLp7Rt}@db.example.com"', ["Basic Auth Credentials"]),
+        ("DATABASE_URL=postgres://app:<Pr0dP4ssw0rd2026>@10.0.0.5:5432/app", ["Basic Auth Credentials"]),
+        ('url = "https://admin:{x}Pr0dP4ssw0rd{y}@db"', ["Basic Auth Credentials"]),
+        ("url: https://bot:{Zq8Lm3Np5Rt7Vx}@registry.internal/simple", ["Basic Auth Credentials"]),
+        (f'url = "https://u:{{{TOKEN}}}@h"', ["Basic Auth Credentials", HF]),  # token in braces
     ],
 )
 def test_a_password_or_token_in_a_url_is_still_found(tmp_path: Path, line: str, kinds: list[str]) -> None:
