@@ -31,5 +31,7 @@ def openenv_release_allowed_secrets(env: str) -> tuple[AllowedSecret, ...]:
             f"envs/{ENV}/server/data/watch_channel_seed_data.py",
             why="seed data: a made-up Slack webhook (hooks.slack.com/services/T123/B456/...)",
             kind="Slack Token",
+            # sha256 of "https://hooks.slack.com/services/T123/B456/dev", the made-up value
+            sha256="4dfcf8c9b5049c2e7ce292095ebd680de1bb9000a464ce6bbf32e7a081568dcb",
         ),
     )

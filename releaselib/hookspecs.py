@@ -71,7 +71,8 @@ def openenv_release_allowed_secrets(env: str) -> Iterable[AllowedSecret]:
 
     Staging scans every file it takes by content; a finding fails the env unless an
     ``AllowedSecret`` matches its file (an fnmatch pattern, checkout-relative) and, when given,
-    its kind. An allowed finding is recorded in the ledger and the briefing with ``why``.
+    its kind and the SHA-256 of its value (so another secret in that file still fails). An
+    allowed finding is recorded in the ledger and the briefing with ``why``.
 
     :param env: the env directory name.
 

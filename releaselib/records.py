@@ -176,13 +176,17 @@ class EnvSpec:
 class AllowedSecret:
     """A known false positive of the secret scan: a finding in the checkout file ``path``
     (checkout-relative, e.g. ``envs/my_env/docs/example.md``) of ``kind`` (any kind if None)
-    does not fail the env; it is recorded with ``why``."""
+    and, when ``sha256`` is given, of exactly that value, does not fail the env; it is recorded
+    with ``why``."""
 
     path: str
     why: str
     kind: str | None = None
+    sha256: str | None = None  # only the finding whose value has this SHA-256 (hex)
 
     def __post_init__(self) -> None:
+        if self.sha256 is not None and not re.fullmatch(r"[0-9a-f]{64}", self.sha256):
+            raise ValueError(f"AllowedSecret {self.path!r}: sha256 must be 64 hex digits")
         if not self.path or self.path.startswith("/") or ".." in self.path.split("/"):
             raise ValueError(f"AllowedSecret path {self.path!r} must be checkout-relative")
         if not self.why.strip():
@@ -197,6 +201,8 @@ class SecretFinding:
     line: int
     kind: str
     allowed_by: str | None = None
+    #: SHA-256 of the value, to match an AllowedSecret's ``sha256``; kept in memory only.
+    sha256: str = field(default="", repr=False, compare=False)
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.kind}"

@@ -22,6 +22,7 @@ import bz2
 import codecs
 import functools
 import gzip
+import hashlib
 import io
 import logging
 import lzma
@@ -143,7 +144,8 @@ class Scanner:
 
     def scan_text(self, rel: str, text: str) -> Iterator[SecretFinding]:
         for number, secret in self.secrets_in(text):
-            yield SecretFinding(rel, number, secret.type)
+            value = (secret.secret_value or "").encode()
+            yield SecretFinding(rel, number, secret.type, sha256=hashlib.sha256(value).hexdigest())
 
     def secrets_in(self, text: str) -> list[tuple[int, PotentialSecret]]:
         """(line number, what detect-secrets found) for each secret in ``text``."""

@@ -348,6 +348,7 @@ def scan_secrets(
                     else fnmatch.fnmatchcase(finding.path, a.record.path)
                 )
                 and a.record.kind in (None, finding.kind)
+                and a.record.sha256 in (None, finding.sha256)
             ),
             None,
         )

@@ -163,3 +163,7 @@ def test_calendar_seed_data_webhook_is_an_allowed_finding_and_nothing_else_is(tm
     assert finding.allowed_by and "calendar_env" in finding.allowed_by
     with pytest.raises(StageError, match="Slack Token"):
         scan_secrets(Sources({}, {"envs/calendar_env/server/app.py": seed}, ()), Scanner(), allowed)
+    # another Slack secret in the same file is not the made-up one: it fails the env
+    seed.write_text('x = "https://hooks.slack.com/services/T0A1B2C3D/B0A1B2C3D/abcdefghijklmnop"\n')
+    with pytest.raises(StageError, match="Slack Token"):
+        scan_secrets(Sources({}, {rel: seed}, ()), Scanner(), allowed)
