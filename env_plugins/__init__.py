@@ -15,6 +15,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "env_plugins.chess_env",
     "env_plugins.coding_env",
     "env_plugins.coding_tools_env",
+    "env_plugins.dm_control_env",
     "env_plugins.echo_env",
     "env_plugins.finqa_env",
     "env_plugins.git_env",

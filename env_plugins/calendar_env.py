@@ -5,7 +5,7 @@ Its DEFAULT_AUTH_TOKEN is optional, so it is no declared need."""
 
 from env_plugins._common import drop_dirs
 from releaselib.hookspecs import hookimpl
-from releaselib.records import AllowedSecret, EnvProfile, Fix
+from releaselib.records import AllowedSecret, EnvProfile, Fix, Probe
 
 ENV = "calendar_env"
 
@@ -35,3 +35,10 @@ def openenv_release_allowed_secrets(env: str) -> tuple[AllowedSecret, ...]:
             sha256="4dfcf8c9b5049c2e7ce292095ebd680de1bb9000a464ce6bbf32e7a081568dcb",
         ),
     )
+
+
+@hookimpl
+def openenv_release_probes(env: str) -> tuple[Probe, ...]:
+    # its custom server has no /schema to derive a step from; listing the MCP tools is a step
+    step = {"action": {"action_type": "ListToolsAction"}}
+    return (Probe("step", "POST", "/step", step),) if env == ENV else ()

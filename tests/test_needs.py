@@ -70,6 +70,8 @@ def test_the_builtin_plugins_declare_what_their_envs_need() -> None:
         "unity_env": "Unity binaries",
         "julia_env": "Julia",
         "tbench2_env": "Terminal-Bench-2",
+        "textarena_env": "NLTK data",
+        "dm_control_env": "OpenGL",
     }
     for env, what in downloads.items():
         assert len(needs[env]) == 1 and what in needs[env][0], env

@@ -1,0 +1,14 @@
+"""dm_control_env: MuJoCo renders through OpenGL libraries its Dockerfile installs with apt."""
+
+from releaselib.hookspecs import hookimpl
+from releaselib.records import EnvProfile
+
+
+@hookimpl
+def openenv_release_envs() -> tuple[EnvProfile, ...]:
+    return (
+        EnvProfile(
+            "dm_control_env",
+            services=("OpenGL libraries (libgl1, libglew, libglfw3) from apt at build time",),
+        ),
+    )
