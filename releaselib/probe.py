@@ -300,7 +300,8 @@ def _ws_episode(socket: _Socket, action: dict[str, Any], transcript: list[Exchan
         return f"the handshake answered {exc.response.status_code}"
     except (OSError, TimeoutError, WebSocketException) as exc:
         record(None, f"{type(exc).__name__}: {exc}")
-        return f"{sending} had no answer ({type(exc).__name__}: {trim(str(exc), 200)})"
+        what = "the handshake" if sending == "/ws" else sending
+        return f"{what} had no answer ({type(exc).__name__}: {trim(str(exc), 200)})"
     return None
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import shutil
 import ssl
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -131,3 +133,40 @@ def test_a_private_spaces_ws_is_refused_without_the_token_as_its_http_is(hub: Lo
         assert json.loads(ws.recv(timeout=30))["type"] == "observation"
         ws.send(b"\x00binary")  # a binary frame crosses the proxy; the env answers it
         assert json.loads(ws.recv(timeout=30))["type"] == "error"
+
+
+class NoWebSocket(BaseHTTPRequestHandler):
+    """A server without ``/ws``: health is fine, reset answers 500, everything else 404."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        self.answer(200 if self.path == "/health" else 404)
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.answer(500)
+
+    def answer(self, status: int) -> None:
+        self.send_response(status)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_ws_endpoint_that_refuses_leaves_the_http_verdict() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), NoWebSocket)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        result = probe_base_url(url, timeout=5, step_body={"action": {"message": "hi"}})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.outcome is Outcome.FAIL and not result.our_error
+    assert result.reason == "POST /reset answered 500; over /ws the handshake answered 404"
+    assert (result.transcript[-1].method, result.transcript[-1].status) == ("WS", 404)
