@@ -231,8 +231,8 @@ def _probe(session: _Session, step_body: Mapping[str, Any] | None) -> str:
 
 
 def _over_ws(session: _Session, socket: _Socket, http: _Stop, body: dict[str, Any] | None) -> str:
-    """The PASS reason when the episode HTTP failed passes whole over ``/ws``; else ``http``
-    raised again, its reason adding what ``/ws`` said."""
+    """The PASS reason when the whole episode passes over ``/ws``; else the HTTP FAIL ``http``
+    again, its reason adding what ``/ws`` said."""
     try:
         body = body if body is not None else _schema_step_body(session)
     except _Stop as schema:
@@ -252,7 +252,7 @@ class _Socket:
 
     uri: str
     headers: dict[str, str]
-    tls: ssl.SSLContext | None
+    verify: ssl.SSLContext | bool
     timeout: float
 
     @classmethod
@@ -260,14 +260,20 @@ class _Socket:
         cls, url: str, headers: Mapping[str, str], verify: ssl.SSLContext | bool, timeout: float
     ) -> _Socket:
         base = httpx.URL(url)
-        secure = base.scheme == "https"
-        uri = base.copy_with(scheme="wss" if secure else "ws", path=base.path.rstrip("/") + "/ws")
-        tls = None
-        if secure:
-            tls = verify if isinstance(verify, ssl.SSLContext) else ssl.create_default_context()
-            if verify is False:
-                tls.check_hostname, tls.verify_mode = False, ssl.CERT_NONE
-        return cls(str(uri), dict(headers), tls, timeout)
+        scheme = "wss" if base.scheme == "https" else "ws"
+        uri = base.copy_with(scheme=scheme, path=base.path.rstrip("/") + "/ws")
+        return cls(str(uri), dict(headers), verify, timeout)
+
+    def tls(self) -> ssl.SSLContext | None:
+        """The TLS context for a ``wss`` URI (made only when one is needed); None for ``ws``."""
+        if not self.uri.startswith("wss:"):
+            return None
+        if isinstance(self.verify, ssl.SSLContext):
+            return self.verify
+        context = ssl.create_default_context()
+        if not self.verify:
+            context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+        return context
 
 
 def _ws_episode(socket: _Socket, action: dict[str, Any], transcript: list[Exchange]) -> str | None:
@@ -282,7 +288,7 @@ def _ws_episode(socket: _Socket, action: dict[str, Any], transcript: list[Exchan
         with ws_connect(
             socket.uri,
             additional_headers=socket.headers,
-            ssl=socket.tls,
+            ssl=socket.tls(),
             open_timeout=socket.timeout,
             close_timeout=socket.timeout,
         ) as connection:
