@@ -8,6 +8,12 @@ time-out, a 422 naming the body we sent) and every answer from whatever stands i
 env on any path (a 401/403 refusing our token, a 429 rate limit, a redirect, never followed) is
 INCONCLUSIVE with ``our_error`` set and a remedy in the reason (see :mod:`releaselib.wire`). A 429
 whose Retry-After is short is retried once.
+
+OpenEnv's HTTP ``/reset`` and ``/step`` are stateless (each request builds a fresh env), so an env
+that needs a reset before a step answers a bare ``POST /step`` with an error. When the HTTP episode
+FAILs at ``/reset`` or ``/step``, the same episode is tried over ``WS /ws`` (OpenEnv's stateful
+episode, what the env's own client uses); only a whole episode there turns the FAIL into a PASS,
+and in every other case the HTTP verdict stands, its reason adding what ``/ws`` said.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from websockets.exceptions import InvalidStatus, WebSocketException
+from websockets.sync.client import connect as ws_connect
 
 from releaselib.wire import wire_problem
 
@@ -39,7 +47,9 @@ class Outcome(enum.Enum):
 
 @dataclass(frozen=True)
 class Exchange:
-    """One request of a probe: ``status`` is None when no answer came."""
+    """One request of a probe: ``status`` is None when no answer came. Over ``/ws`` the method
+    is ``WS``, the path ``/ws`` (the handshake) or the message type sent, and an answered
+    message has the connection's status, 101."""
 
     method: str
     path: str
@@ -80,9 +90,12 @@ class ProbeResult:
 class _Stop(Exception):
     """Ends a probe early with its verdict."""
 
-    def __init__(self, outcome: Outcome, reason: str, *, our_error: bool = False) -> None:
+    def __init__(
+        self, outcome: Outcome, reason: str, *, our_error: bool = False, episode: bool = False
+    ) -> None:
         super().__init__(reason)
         self.outcome, self.reason, self.our_error = outcome, reason, our_error
+        self.episode = episode  # a FAIL on the env's answer to POST /reset or POST /step
 
 
 @dataclass(frozen=True)
@@ -94,8 +107,9 @@ class _Answer:
 class _Session:
     """An httpx client that records every exchange and turns transport failures into _Stop."""
 
-    def __init__(self, client: httpx.Client) -> None:
+    def __init__(self, client: httpx.Client, socket: _Socket | None) -> None:
         self.client = client
+        self.socket = socket  # where the /ws episode goes; None: not tried
         self.transcript: list[Exchange] = []
 
     def send(self, method: str, path: str, body: Any = None) -> _Answer:
@@ -180,7 +194,9 @@ def probe_base_url(
 
     Without ``step_body`` the step is built from ``GET /schema``'s action schema. ``verify``
     is the TLS context for https URLs (a shared one saves loading the CA bundle per probe).
+    With a ``transport`` (an in-process server) there is no socket, so ``/ws`` is not tried.
     """
+    socket = None if transport else _Socket.of(url, headers or {}, verify, timeout)
     with httpx.Client(
         base_url=url,
         timeout=timeout,
@@ -188,7 +204,7 @@ def probe_base_url(
         transport=transport,
         verify=verify,
     ) as client:
-        session = _Session(client)
+        session = _Session(client, socket)
         try:
             reason = _probe(session, step_body)
         except _Stop as stop:
@@ -200,12 +216,116 @@ def _probe(session: _Session, step_body: Mapping[str, Any] | None) -> str:
     health = session.send("GET", "/health")
     if health.status != 200:
         raise _Stop(Outcome.FAIL, f"GET /health answered {health.status}")
-    reset = session.send("POST", "/reset", {})
-    _expect_observation("POST /reset", reset, {})
-    body = dict(step_body) if step_body is not None else _schema_step_body(session)
-    step = session.send("POST", "/step", body)
-    _expect_observation("POST /step", step, body)
+    body = dict(step_body) if step_body is not None else None
+    try:
+        reset = session.send("POST", "/reset", {})
+        _expect_observation("POST /reset", reset, {})
+        body = body if body is not None else _schema_step_body(session)
+        step = session.send("POST", "/step", body)
+        _expect_observation("POST /step", step, body)
+    except _Stop as stop:
+        if not stop.episode or session.socket is None:
+            raise
+        return _over_ws(session, session.socket, stop, body)
     return "reset and step answered with observations"
+
+
+def _over_ws(session: _Session, socket: _Socket, http: _Stop, body: dict[str, Any] | None) -> str:
+    """The PASS reason when the whole episode passes over ``/ws``; else the HTTP FAIL ``http``
+    again, its reason adding what ``/ws`` said."""
+    try:
+        body = body if body is not None else _schema_step_body(session)
+    except _Stop as schema:
+        raise _Stop(http.outcome, f"{http.reason}; /ws not tried: {schema.reason}") from None
+    action = body.get("action")
+    if not isinstance(action, dict):
+        raise _Stop(http.outcome, f"{http.reason}; /ws not tried: the step body has no action")
+    said = _ws_episode(socket, action, session.transcript)
+    if said is not None:
+        raise _Stop(http.outcome, f"{http.reason}; over /ws {said}")
+    return f"reset and step answered over /ws (HTTP {http.reason}; OpenEnv's HTTP API is stateless)"
+
+
+@dataclass(frozen=True)
+class _Socket:
+    """Where the ``/ws`` episode connects, with the HTTP probe's headers, TLS and time-out."""
+
+    uri: str
+    headers: dict[str, str]
+    verify: ssl.SSLContext | bool
+    timeout: float
+
+    @classmethod
+    def of(
+        cls, url: str, headers: Mapping[str, str], verify: ssl.SSLContext | bool, timeout: float
+    ) -> _Socket:
+        base = httpx.URL(url)
+        scheme = "wss" if base.scheme == "https" else "ws"
+        uri = base.copy_with(scheme=scheme, path=base.path.rstrip("/") + "/ws")
+        return cls(str(uri), dict(headers), verify, timeout)
+
+    def tls(self) -> ssl.SSLContext | None:
+        """The TLS context for a ``wss`` URI (made only when one is needed); None for ``ws``."""
+        if not self.uri.startswith("wss:"):
+            return None
+        if isinstance(self.verify, ssl.SSLContext):
+            return self.verify
+        context = ssl.create_default_context()
+        if not self.verify:
+            context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+        return context
+
+
+def _ws_episode(socket: _Socket, action: dict[str, Any], transcript: list[Exchange]) -> str | None:
+    """None when ``reset`` then ``step`` over ``/ws`` both answer observations; else what
+    ``/ws`` said. Each handshake and message goes into ``transcript``."""
+    sending, start = "/ws", time.monotonic()
+
+    def record(status: int | None, body: str) -> None:
+        transcript.append(Exchange("WS", sending, status, trim(body), time.monotonic() - start))
+
+    try:
+        with ws_connect(
+            socket.uri,
+            additional_headers=socket.headers,
+            ssl=socket.tls(),
+            open_timeout=socket.timeout,
+            close_timeout=socket.timeout,
+        ) as connection:
+            record(101, "")
+            for sending, data in (("reset", {}), ("step", action)):
+                start = time.monotonic()
+                connection.send(json.dumps({"type": sending, "data": data}))
+                text = connection.recv(timeout=socket.timeout, decode=True)
+                record(101, text)
+                if (problem := _not_an_observation(text)) is not None:
+                    return f"{sending} answered {problem}"
+            connection.send(json.dumps({"type": "close"}))
+    except InvalidStatus as exc:
+        record(exc.response.status_code, (exc.response.body or b"").decode(errors="replace"))
+        return f"the handshake answered {exc.response.status_code}"
+    except (OSError, TimeoutError, WebSocketException) as exc:
+        record(None, f"{type(exc).__name__}: {exc}")
+        what = "the handshake" if sending == "/ws" else sending
+        return f"{what} had no answer ({type(exc).__name__}: {trim(str(exc), 200)})"
+    return None
+
+
+def _not_an_observation(text: str) -> str | None:
+    """None for an ``observation`` message; else what the message is, e.g. its error."""
+    try:
+        message = json.loads(text)
+    except ValueError:
+        return "with something that is not JSON"
+    if not isinstance(message, dict):
+        return "with something that is not a message"
+    if message.get("type") == "observation":
+        return None
+    data = message.get("data")
+    data = data if isinstance(data, dict) else {}
+    code = f" {data['code']}" if data.get("code") else ""
+    detail = f": {data['message']}" if data.get("message") else ""
+    return trim(f"{message.get('type')!r}{code}{detail}", 200)
 
 
 def _expect_observation(what: str, answer: _Answer, sent: Mapping[str, Any]) -> None:
@@ -218,9 +338,9 @@ def _expect_observation(what: str, answer: _Answer, sent: Mapping[str, Any]) -> 
             our_error=True,
         )
     if answer.status != 200:
-        raise _Stop(Outcome.FAIL, f"{what} answered {answer.status}")
+        raise _Stop(Outcome.FAIL, f"{what} answered {answer.status}", episode=True)
     if not isinstance(answer.data, dict) or "observation" not in answer.data:
-        raise _Stop(Outcome.FAIL, f"{what} answered 200 without an observation")
+        raise _Stop(Outcome.FAIL, f"{what} answered 200 without an observation", episode=True)
 
 
 def _error_locations(data: Any) -> str | None:

@@ -1,0 +1,172 @@
+"""The ``WS /ws`` episode behind a stateless HTTP API, against real openenv-core servers on the
+embedded Hub's Space domains."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import ssl
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from huggingface_hub import HfApi
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
+
+from releaselib.hub import Hub
+from releaselib.localhub import LocalHub
+from releaselib.probe import Outcome, ProbeResult, probe_base_url
+from releaselib.retry import RetryPolicy
+from releaselib.runtime import settle
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "envs"
+#: env -> the body of its step: real repl_env answers a bare HTTP step this way.
+STEPS = {
+    "needs_reset_env": (
+        "if not self._ready:\n"
+        "            raise RuntimeError('Environment not initialized. Call reset() first.')\n"
+        "        return EchoObservation(echoed=action.message, reward=1.0, done=False)"
+    ),
+    "step_raises_env": "raise RuntimeError('step is broken')",
+}
+ENVIRONMENT = """\
+from models import EchoAction, EchoObservation
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import State
+
+
+class EchoEnvironment(Environment):
+    def __init__(self) -> None:
+        self._ready = False
+
+    def reset(self, seed=None, episode_id=None, **kwargs):
+        self._ready = True
+        return EchoObservation(echoed="", reward=0.0, done=False)
+
+    def step(self, action, timeout_s=None, **kwargs):
+        {step}
+
+    @property
+    def state(self):
+        return State(episode_id="x", step_count=0)
+"""
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
+    """One Hub with a private Space per env in STEPS, each a copy of the echo example."""
+    root = tmp_path_factory.mktemp("probe_ws")
+    with LocalHub(root / "hub") as running:
+        api = HfApi(endpoint=running.endpoint, token=running.token)
+        for env, step in STEPS.items():
+            tree = root / env
+            shutil.copytree(
+                EXAMPLES / "echo_env", tree, ignore=shutil.ignore_patterns("__pycache__")
+            )
+            shutil.copyfile(tree / "server" / "Dockerfile", tree / "Dockerfile")
+            (tree / "server" / "echo_environment.py").write_text(ENVIRONMENT.format(step=step))
+            api.create_repo(f"openenv/{env}", repo_type="space", space_sdk="docker", private=True)
+            api.upload_folder(folder_path=tree, repo_id=f"openenv/{env}", repo_type="space")
+        yield running
+
+
+def tls(hub: LocalHub) -> ssl.SSLContext:
+    return ssl.create_default_context(cafile=str(hub.ca_bundle))
+
+
+def domain(hub: LocalHub, env: str) -> str:
+    connected = Hub.connect(
+        hub.endpoint, token=hub.token, policy=RetryPolicy(attempts=4, base=0.01, cap=0.05)
+    )
+    state = settle(connected, f"openenv/{env}", wait=120, interval=0.2)
+    assert state.stage == "RUNNING" and state.domains, state
+    return state.domains[0].name
+
+
+def probe(hub: LocalHub, env: str) -> ProbeResult:
+    headers = {"Authorization": f"Bearer {hub.token}"}
+    return probe_base_url(
+        f"https://{domain(hub, env)}", timeout=30, headers=headers, verify=tls(hub)
+    )
+
+
+def test_an_env_that_steps_only_after_its_reset_passes_over_ws(hub: LocalHub) -> None:
+    result = probe(hub, "needs_reset_env")
+    assert result.outcome is Outcome.PASS and not result.our_error, result.render()
+    assert "over /ws" in result.reason and "POST /step answered 500" in result.reason
+    requests = [(e.method, e.path, e.status) for e in result.transcript]
+    assert requests == [
+        ("GET", "/health", 200),
+        ("POST", "/reset", 200),
+        ("GET", "/schema", 200),
+        ("POST", "/step", 500),
+        ("WS", "/ws", 101),
+        ("WS", "reset", 101),
+        ("WS", "step", 101),
+    ]
+    step = json.loads(result.transcript[-1].body)
+    assert step["type"] == "observation" and step["data"]["reward"] == 1.0
+
+
+def test_an_env_whose_step_always_raises_still_fails_on_its_http_answer(hub: LocalHub) -> None:
+    result = probe(hub, "step_raises_env")
+    assert result.outcome is Outcome.FAIL and not result.our_error, result.render()
+    assert result.reason.startswith("POST /step answered 500; over /ws step answered 'error'")
+    assert [e.path for e in result.transcript][-3:] == ["/ws", "reset", "step"]
+
+
+def test_a_private_spaces_ws_is_refused_without_the_token_as_its_http_is(hub: LocalHub) -> None:
+    uri = f"wss://{domain(hub, 'needs_reset_env')}/ws"
+    with pytest.raises(InvalidStatus) as refused:
+        connect(uri, ssl=tls(hub), open_timeout=30)
+    assert refused.value.response.status_code == 404
+    with connect(
+        uri,
+        ssl=tls(hub),
+        open_timeout=30,
+        additional_headers={"Authorization": f"Bearer {hub.token}"},
+    ) as ws:
+        ws.send(json.dumps({"type": "reset", "data": {}}))
+        assert json.loads(ws.recv(timeout=30))["type"] == "observation"
+        ws.send(b"\x00binary")  # a binary frame crosses the proxy; the env answers it
+        assert json.loads(ws.recv(timeout=30))["type"] == "error"
+
+
+class NoWebSocket(BaseHTTPRequestHandler):
+    """A server without ``/ws``: health is fine, reset answers 500, everything else 404."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        self.answer(200 if self.path == "/health" else 404)
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.answer(500)
+
+    def answer(self, status: int) -> None:
+        self.send_response(status)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_ws_endpoint_that_refuses_leaves_the_http_verdict() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), NoWebSocket)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        result = probe_base_url(url, timeout=5, step_body={"action": {"message": "hi"}})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.outcome is Outcome.FAIL and not result.our_error
+    assert result.reason == "POST /reset answered 500; over /ws the handshake answered 404"
+    assert (result.transcript[-1].method, result.transcript[-1].status) == ("WS", 404)
