@@ -25,8 +25,14 @@ from releaselib.space_runtime.builders import Builder, HostBuilder, Running
 from releaselib.space_runtime.plan import BuildError
 from releaselib.space_runtime.process import free_port, lay_out
 
-#: How long a Space's process may take to open its port before it counts as RUNTIME_ERROR.
-STARTUP_TIMEOUT = 120.0
+#: How long a Space's process may take to open its port before it counts as RUNTIME_ERROR: the
+#: Hub's default ``startup_duration_timeout`` (30 min). Ours must not be shorter: a machine busy
+#: starting 34 Spaces made healthy ones miss 120 s, and they were judged FAIL for our limit.
+STARTUP_TIMEOUT = 30 * 60.0
+#: How long a request to a sleeping Space's domain waits for it to wake.
+WAKE_TIMEOUT = 120.0
+#: How long stopping a Space waits for its starting thread to notice.
+_STOP_WAIT = 120.0
 _POLL = 0.05
 
 
@@ -137,7 +143,7 @@ class SpaceRuntimes:
 
     async def backend_port(self, repo_id: str) -> int | None:
         space = self._spaces.get(repo_id)
-        deadline = time.monotonic() + STARTUP_TIMEOUT
+        deadline = time.monotonic() + WAKE_TIMEOUT
         while space is not None and time.monotonic() < deadline:
             with self._lock:
                 stage, process = space.stage, space.process
@@ -257,8 +263,9 @@ class SpaceRuntimes:
             else:
                 self._set(space, generation, "RUNNING")
             return
+        message = _crash_message(process)  # before stop(), which makes any process exit
         process.stop()
-        self._set(space, generation, "RUNTIME_ERROR", _crash_message(process))
+        self._set(space, generation, "RUNTIME_ERROR", message)
 
     def _wait(self, space: _Space, generation: int, seconds: float) -> bool:
         """Sleep ``seconds``; False if the Space moved on to a newer generation meanwhile."""
@@ -289,7 +296,7 @@ class SpaceRuntimes:
         if process is not None:
             await asyncio.to_thread(process.stop)
         for thread in space.threads:
-            await asyncio.to_thread(thread.join, STARTUP_TIMEOUT)
+            await asyncio.to_thread(thread.join, _STOP_WAIT)
         with self._lock:
             late = space.process
         if late is not None:
@@ -309,7 +316,8 @@ def _crash_message(process: Running) -> str:
     tail = process.stderr_tail()
     code = process.exit_code()
     if code is None:
-        return tail or f"the app did not open port {process.port} within {STARTUP_TIMEOUT:g} s"
+        minutes = STARTUP_TIMEOUT / 60
+        return f"Launch timed out, workload was not healthy after {minutes:g} min"
     return tail or f"the app exited with status {code}"
 
 
