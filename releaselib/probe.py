@@ -241,6 +241,13 @@ def _over_ws(session: _Session, socket: _Socket, http: _Stop, body: dict[str, An
     if not isinstance(action, dict):
         raise _Stop(http.outcome, f"{http.reason}; /ws not tried: the step body has no action")
     said = _ws_episode(socket, action, session.transcript)
+    if said is not None and said.startswith(_REJECTED_STEP):
+        raise _Stop(
+            Outcome.INCONCLUSIVE,
+            f"probe error: {http.reason}; over /ws reset answered an observation but {said} "
+            f"(our body {json.dumps(action)}); fix the probe (a plugin step body), not the env",
+            our_error=True,
+        )
     if said is not None:
         raise _Stop(http.outcome, f"{http.reason}; over /ws {said}")
     return f"reset and step answered over /ws (HTTP {http.reason}; OpenEnv's HTTP API is stateless)"
@@ -309,6 +316,10 @@ def _ws_episode(socket: _Socket, action: dict[str, Any], transcript: list[Exchan
         what = "the handshake" if sending == "/ws" else sending
         return f"{what} had no answer ({type(exc).__name__}: {trim(str(exc), 200)})"
     return None
+
+
+#: How ``_ws_episode`` begins when the env validated our step body and refused it (our error).
+_REJECTED_STEP = "step answered 'error' VALIDATION_ERROR"
 
 
 def _not_an_observation(text: str) -> str | None:

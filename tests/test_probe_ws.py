@@ -31,7 +31,28 @@ STEPS = {
         "        return EchoObservation(echoed=action.message, reward=1.0, done=False)"
     ),
     "step_raises_env": "raise RuntimeError('step is broken')",
+    "http_disabled_env": "return EchoObservation(echoed=action.message, reward=1.0, done=False)",
 }
+#: Real agent_world_model_env answers HTTP reset and step with 400: "Use WebSocket endpoint".
+HTTP_DISABLED_APP = """\
+from fastapi.responses import JSONResponse
+from models import EchoAction, EchoObservation
+from openenv.core.env_server import create_app
+from server.echo_environment import EchoEnvironment
+
+app = create_app(EchoEnvironment, EchoAction, EchoObservation, env_name="echo_env")
+app.routes[:] = [r for r in app.routes if getattr(r, "path", None) not in ("/reset", "/step")]
+
+
+@app.post("/reset")
+async def reset_not_supported():
+    return JSONResponse(status_code=400, content={"error": "Use WebSocket endpoint instead"})
+
+
+@app.post("/step")
+async def step_not_supported():
+    return JSONResponse(status_code=400, content={"error": "Use WebSocket endpoint instead"})
+"""
 ENVIRONMENT = """\
 from models import EchoAction, EchoObservation
 from openenv.core.env_server.interfaces import Environment
@@ -68,6 +89,8 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
             )
             shutil.copyfile(tree / "server" / "Dockerfile", tree / "Dockerfile")
             (tree / "server" / "echo_environment.py").write_text(ENVIRONMENT.format(step=step))
+            if env == "http_disabled_env":
+                (tree / "server" / "app.py").write_text(HTTP_DISABLED_APP)
             api.create_repo(f"openenv/{env}", repo_type="space", space_sdk="docker", private=True)
             api.upload_folder(folder_path=tree, repo_id=f"openenv/{env}", repo_type="space")
         yield running
@@ -86,11 +109,27 @@ def domain(hub: LocalHub, env: str) -> str:
     return state.domains[0].name
 
 
-def probe(hub: LocalHub, env: str) -> ProbeResult:
+def probe(hub: LocalHub, env: str, step_body: dict | None = None) -> ProbeResult:
     headers = {"Authorization": f"Bearer {hub.token}"}
     return probe_base_url(
-        f"https://{domain(hub, env)}", timeout=30, headers=headers, verify=tls(hub)
+        f"https://{domain(hub, env)}",
+        timeout=30,
+        headers=headers,
+        verify=tls(hub),
+        step_body=step_body,
     )
+
+
+def test_an_env_that_serves_episodes_only_over_ws_passes_and_a_refused_body_is_ours(
+    hub: LocalHub,
+) -> None:
+    result = probe(hub, "http_disabled_env", {"action": {"message": "hi"}})
+    assert result.outcome is Outcome.PASS, result.render()
+    assert "POST /reset answered 400" in result.reason and "over /ws" in result.reason
+    refused = probe(hub, "http_disabled_env", {"action": {"bogus": 1}})
+    assert refused.outcome is Outcome.INCONCLUSIVE and refused.our_error, refused.render()
+    assert refused.reason.startswith("probe error: POST /reset answered 400; over /ws reset")
+    assert "VALIDATION_ERROR" in refused.reason and "a plugin step body" in refused.reason
 
 
 def test_an_env_that_steps_only_after_its_reset_passes_over_ws(hub: LocalHub) -> None:
