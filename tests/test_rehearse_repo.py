@@ -77,6 +77,27 @@ def test_the_private_copy_holds_what_git_tracks_as_the_work_tree_has_it(tmp_path
     assert committed.stdout == ""  # one commit holds the whole copy: pin can commit on top
 
 
+def git_out(repo: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True).stdout
+
+
+def test_a_git_hooks_variables_never_redirect_the_copys_git_to_the_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run from a hook (GIT_DIR, GIT_INDEX_FILE, GIT_WORK_TREE set), the copy still gets its own
+    repository: the user's branch, index and work tree are as they were."""
+    checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
+    head, index = git_out(checkout, "rev-parse", "HEAD"), (checkout / ".git" / "index").read_bytes()
+    before, status = tree_digest(checkout), git_status(checkout)
+    monkeypatch.setenv("GIT_DIR", str(checkout / ".git"))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(checkout / ".git" / "index"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(checkout))
+    copy = private_copy(checkout, tmp_path / "copy")
+    assert git_out(checkout, "rev-parse", "HEAD") == head and (checkout / ".git" / "index").read_bytes() == index
+    assert tree_digest(checkout) == before and git_status(checkout) == status
+    assert git_out(copy, "log", "--format=%s") == f"rehearsal copy of {checkout}\n"
+    assert git_out(copy, "rev-parse", "--absolute-git-dir").strip() == str((copy / ".git").resolve())
+
+
 def test_a_folder_outside_git_is_one_usage_error(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     shutil.copytree(examples_dir(), plain)
