@@ -13,9 +13,13 @@ from pathlib import Path
 import pytest
 
 from openenv_release.cli import program
+from releaselib.config import ReleaseConfig
+from releaselib.discover import discover_envs
 from releaselib.errors import UsageError
+from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.private_copy import private_copy
 from releaselib.rehearse import BRIEFING_MARKER, examples_dir
+from releaselib.stage import stage_envs
 from tests.corpus import tree_digest
 
 MAIN = "from openenv_release.cli import main; main()"
@@ -31,7 +35,8 @@ def git_status(repo: Path) -> str:
 
 def make_checkout(root: Path, outside: Path) -> Path:
     """Two example envs in a git checkout, then an untracked token file, a tracked file edited
-    in the work tree, a tracked symlink out of the checkout and one inside it."""
+    in the work tree, a tracked symlink out of the checkout (where staging never looks) and
+    one inside it."""
     examples = examples_dir()
     root.mkdir()
     shutil.copy(examples / "pyproject.toml", root / "pyproject.toml")
@@ -39,7 +44,7 @@ def make_checkout(root: Path, outside: Path) -> Path:
     for env in ("echo_env", "broken_env"):
         shutil.copytree(examples / "envs" / env, root / "envs" / env, ignore=shutil.ignore_patterns("__pycache__"))
     outside.write_bytes(OUTSIDE)
-    os.symlink(outside, root / "envs" / "echo_env" / "outside.txt")
+    os.symlink(outside, root / "outside.txt")
     os.symlink("../README.md", root / "envs" / "echo_env" / "server" / "README-link.md")
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
         subprocess.run([*GIT, *args], cwd=root, check=True, capture_output=True)
@@ -65,11 +70,9 @@ def test_the_private_copy_holds_what_git_tracks_as_the_work_tree_has_it(tmp_path
     echo = copy / "envs" / "echo_env"
     assert EDIT in (echo / "server" / "echo_environment.py").read_text()
     assert not (echo / "token.txt").exists() and not files_holding(copy, TOKEN.encode())
-    assert not os.path.lexists(echo / "outside.txt") and not files_holding(copy, OUTSIDE)
-    assert events == [
-        "not copied: envs/broken_env/models.py (no longer a file in the work tree)",
-        f"not copied: envs/echo_env/outside.txt (a symlink leading out of {checkout})",
-    ]
+    assert os.readlink(copy / "outside.txt") == str(tmp_path / "secret.txt")  # a link, as it is
+    assert not files_holding(copy, OUTSIDE)
+    assert events == ["not copied: envs/broken_env/models.py (no longer a file in the work tree)"]
     link = echo / "server" / "README-link.md"
     assert os.readlink(link) == "../README.md" and link.resolve() == (echo / "README.md").resolve()
     assert not (copy / "envs" / "broken_env" / "README.md").exists()
@@ -96,6 +99,38 @@ def test_a_git_hooks_variables_never_redirect_the_copys_git_to_the_checkout(tmp_
     assert tree_digest(checkout) == before and git_status(checkout) == status
     assert git_out(copy, "log", "--format=%s") == f"rehearsal copy of {checkout}\n"
     assert git_out(copy, "rev-parse", "--absolute-git-dir").strip() == str((copy / ".git").resolve())
+
+
+def stage_errors(repo: Path, staging: Path) -> dict[str, str | None]:
+    config = ReleaseConfig(repo=repo, version="0.2.2", ref="v0.2.2", ref_reason="test", dist="openenv-core", suffix="-0.2.2", staging_dir=staging)
+    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    return {s.env: s.error for s in stage_envs(config, discover_envs(repo), registry)}
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("{outside}", "symlink points outside the checkout"),
+        ("../../../secret.txt", "symlink points outside the checkout"),
+        ("untracked.txt", "a symlink to envs/echo_env/untracked.txt, a file git does not track"),
+        ("notes", "a symlink to envs/echo_env/notes, a folder git tracks nothing in"),
+        ("../../.git/config", "a symlink to .git/config, inside .git/"),
+        ("missing.txt", "symlink loop or dangling symlink"),
+    ],
+)
+def test_staging_the_copy_fails_an_env_for_a_bad_symlink_as_staging_the_checkout_does(target: str, says: str, tmp_path: Path) -> None:
+    checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
+    echo = checkout / "envs" / "echo_env"
+    os.symlink(target.format(outside=tmp_path / "secret.txt"), echo / "leak.txt")
+    subprocess.run([*GIT, "add", "envs/echo_env/leak.txt"], cwd=checkout, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "link"], cwd=checkout, check=True)
+    (echo / "untracked.txt").write_text(f"HF_TOKEN={TOKEN}\n")
+    (echo / "notes").mkdir()
+    (echo / "notes" / "n.txt").write_text(f"HF_TOKEN={TOKEN}\n")
+    copy = private_copy(checkout, tmp_path / "copy")
+    real, rehearsed = stage_errors(checkout, tmp_path / "s1"), stage_errors(copy, tmp_path / "s2")
+    assert says in (real["echo_env"] or "") and rehearsed == real
+    assert not files_holding(copy, OUTSIDE) and not files_holding(copy, TOKEN.encode())
 
 
 def test_a_folder_outside_git_is_one_usage_error(tmp_path: Path) -> None:
