@@ -9,6 +9,7 @@ intend; a checkout's rehearsal ends like its release would. Its briefing says it
 
 from __future__ import annotations
 
+import os
 import shutil
 import ssl
 import tempfile
@@ -128,10 +129,10 @@ def rehearse(
     embedded Hub's (``venv`` installs the OpenEnv pin from the copied checkout);
     ``allowed_secrets`` are the checkout's known false positives (``--allow-secret``).
     """
+    check_keep(workdir, repo)
     if repo is None:
         checkout = copy_checkout(examples_dir(), workdir / "OpenEnv")
     else:
-        outside(workdir, repo, "--keep")
         checkout = private_copy(repo, workdir / "OpenEnv", on_event)
     specs = select_envs(discover_envs(checkout), envs)
     embedded = LocalHub(
@@ -200,6 +201,24 @@ def outside(path: Path, repo: Path, flag: str) -> Path:
             remedy=f"pass {flag} a path outside the checkout",
         )
     return path
+
+
+def check_keep(keep: Path, repo: Path | None) -> Path:
+    """``keep`` when a rehearsal may work there: new or an empty folder, and neither inside the
+    checkout ``repo`` nor holding it; else a UsageError naming it."""
+    if repo is not None:
+        if repo.resolve().is_relative_to(keep.resolve()):
+            raise UsageError(
+                f"--keep {keep}: holds the checkout {repo}, which a rehearsal never writes",
+                remedy="pass --keep a new folder outside the checkout",
+            )
+        outside(keep, repo, "--keep")
+    if os.path.lexists(keep) and (not keep.is_dir() or any(keep.iterdir())):
+        raise UsageError(
+            f"--keep {keep}: exists and is not an empty folder; a rehearsal starts afresh",
+            remedy="pass --keep a new folder, or remove that one",
+        )
+    return keep
 
 
 def check_briefing_path(dest: Path) -> Path:

@@ -178,7 +178,7 @@ def test_briefing_never_overwrites_a_file_it_did_not_write(tmp_path: Path, capsy
     [
         (["--env", "echo_env"], "--env goes with --repo"),
         (["--allow-secret", "x.ini"], "--allow-secret goes with --repo"),
-        (["--builder", "docker"], "--builder 'docker': choose one of host, venv"),
+        (["--builder", "nope"], "--builder 'nope': choose one of host, venv"),
         (["--build-timeout", "soon"], "--build-timeout 'soon' must be a number of seconds"),
         (["--build-jobs", "0"], "--build-jobs '0' must be a whole number"),
     ],
@@ -196,6 +196,23 @@ def test_nothing_is_written_inside_the_checkout_whatever_the_flags_say(flag: str
     code, _, err = run_task(capsys, "rehearse", "--repo", str(checkout), "--builder", "host", flag, str(inside))
     assert code == 2 and f"{flag} {inside}: inside the checkout" in err
     assert tree_digest(checkout) == before and git_status(checkout) == status
+
+
+@pytest.mark.parametrize("where", ["holds the checkout", "is the checkout", "not empty", "not empty, examples"])
+def test_a_keep_folder_holding_the_checkout_or_not_empty_is_exit_2_in_one_line(where: str, tmp_path: Path, capsys) -> None:
+    checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
+    keep = {"holds the checkout": tmp_path, "is the checkout": checkout}.get(where, tmp_path / "kept")
+    if where.startswith("not empty"):
+        keep.mkdir()
+        (keep / "mine.txt").write_text("mine\n")
+    before, status = tree_digest(checkout), git_status(checkout)
+    repo = [] if where.endswith("examples") else ["--repo", str(checkout), "--briefing", str(tmp_path / "b.md")]
+    code, out, err = run_task(capsys, "rehearse", *repo, "--builder", "host", "--keep", str(keep))
+    says = "exists and is not an empty folder" if where.startswith("not empty") else "holds the checkout"
+    assert code == 2 and out == "" and f"--keep {keep}: {says}" in err and len(err.strip().splitlines()) == 1
+    assert tree_digest(checkout) == before and git_status(checkout) == status
+    if keep != checkout:  # nothing written there either
+        assert sorted(p.name for p in keep.iterdir()) == (["OpenEnv", "secret.txt"] if keep == tmp_path else ["mine.txt"])
 
 
 @pytest.fixture(scope="module")
