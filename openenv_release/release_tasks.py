@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json as jsonlib
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from invoke.context import Context
@@ -23,6 +26,31 @@ from releaselib.plugins import PluginRegistry, get_plugin_manager
 def lines(console: Console) -> Callable[[str], None]:
     """Print each event on one line, never wrapped (a command in it stays copyable)."""
     return lambda line: console.print(line, soft_wrap=True)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C, so every ``with`` on the way cleans up."""
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """While inside: SIGTERM (a time-out, ``kill``, a cancelled CI job) unwinds like Ctrl-C
+    (Space processes stopped, temp folder removed), then exits 143; a second one waits."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # let the clean-up finish
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    except Terminated:
+        raise Exit("terminated", code=143) from None
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 def tuple_for(
@@ -256,7 +284,7 @@ def rehearse(
     from releaselib.stage import allow_flags
     from releaselib.verdicts import exit_status
 
-    with reported(), workspace(Path(keep) if keep else None) as workdir:
+    with reported(), sigterm_as_interrupt(), workspace(Path(keep) if keep else None) as workdir:
         console = consoles(json)
         builder = builder or ("venv" if repo else "host")
         if builder not in BUILDERS:
