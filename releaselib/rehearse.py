@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import ssl
+import stat
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -223,8 +224,18 @@ def check_keep(keep: Path, repo: Path | None) -> Path:
 
 def check_briefing_path(dest: Path) -> Path:
     """``dest`` when a rehearsal may write its briefing there (a new file in an existing
-    folder, or a briefing an earlier rehearsal wrote); else a UsageError naming it."""
-    if dest.is_dir() or (dest.exists() and not is_rehearsal_briefing(dest)):
+    folder, or a briefing an earlier rehearsal wrote); else a UsageError naming it. Anything
+    but a regular file (a FIFO, ``/dev/stdout``) is refused unopened: reading it could hang."""
+    try:
+        mode: int | None = dest.stat().st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise UsageError(
+            f"--briefing {dest}: exists and is not a regular file; not writing there",
+            remedy="pass --briefing the path of a new file (or of an earlier rehearsal briefing)",
+        )
+    if mode is not None and not is_rehearsal_briefing(dest):
         raise UsageError(
             f"--briefing {dest}: exists and is not a rehearsal briefing; not overwriting it",
             remedy="pass another --briefing PATH, or move that file away",

@@ -173,6 +173,18 @@ def test_briefing_never_overwrites_a_file_it_did_not_write(tmp_path: Path, capsy
     assert mine.read_text() == "# my notes\n"
 
 
+@pytest.mark.parametrize("kind", ["fifo", "/dev/stdout", "folder"])
+def test_a_briefing_path_that_is_no_regular_file_is_refused_unopened(kind: str, tmp_path: Path) -> None:
+    """A FIFO no one writes would hang a reader: exit 2 at once, without opening it."""
+    dest = {"fifo": tmp_path / "fifo", "/dev/stdout": Path("/dev/stdout"), "folder": tmp_path}[kind]
+    if kind == "fifo":
+        os.mkfifo(dest)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", MAIN, "rehearse", "--briefing", str(dest)], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith(f"error: --briefing {dest}: exists and is not a regular file") and len(done.stderr.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
