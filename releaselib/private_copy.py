@@ -72,6 +72,11 @@ def private_copy(
             f"--repo {source}: not a git checkout; a rehearsal copies only what git tracks",
             remedy="point --repo at an OpenEnv clone (or `git init` and commit this one)",
         )
+    if not listing.tracked:
+        raise UsageError(
+            f"--repo {source}: nothing git tracks in {source}; a rehearsal copies only that",
+            remedy="point --repo at an OpenEnv clone (or `git add` and commit this one's files)",
+        )
     root = source.resolve()
     dest.mkdir(parents=True)
     links = []

@@ -151,17 +151,24 @@ def run_task(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, 
     return code, out, err
 
 
-@pytest.mark.parametrize("kind", ["not git", "no envs"])
+@pytest.mark.parametrize("kind", ["not git", "no envs", "untracked in a repo", "nothing added"])
 def test_a_path_that_is_no_git_checkout_of_openenv_is_exit_2_in_one_line(kind: str, tmp_path: Path, capsys) -> None:
     path = tmp_path / "x"
-    if kind == "not git":
-        shutil.copytree(examples_dir(), path)
-    else:
+    if kind == "no envs":
         path.mkdir()
         subprocess.run(["git", "init", "-q"], cwd=path, check=True)
+    elif kind == "untracked in a repo":  # an untracked folder inside another repository
+        subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+        shutil.copytree(examples_dir(), path)
+    else:
+        shutil.copytree(examples_dir(), path)
+        if kind == "nothing added":
+            subprocess.run(["git", "init", "-q"], cwd=path, check=True)
     code, out, err = run_task(capsys, "rehearse", "--repo", str(path), "--builder", "host", "--briefing", str(tmp_path / "b.md"))
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and str(path) in err and "Traceback" not in err
+    if kind in ("untracked in a repo", "nothing added"):
+        assert f"--repo {path}: nothing git tracks in {path}" in err
 
 
 def test_briefing_never_overwrites_a_file_it_did_not_write(tmp_path: Path, capsys) -> None:
