@@ -20,6 +20,7 @@ from pathlib import Path
 from releaselib.discover import is_openenv_checkout
 from releaselib.errors import ReleaseError, UsageError
 from releaselib.gitfiles import list_files
+from releaselib.secretscan import Scanner
 from releaselib.shell import run
 
 #: Identity and settings of the copy's one commit: no user hook, signing or LFS filter runs.
@@ -64,7 +65,8 @@ def private_copy(
     source: Path, dest: Path, on_event: Callable[[str], None] = lambda line: None
 ) -> Path:
     """Copy what git tracks in ``source`` to ``dest`` (which must not exist) and commit it there;
-    each file left out for a reason other than being untracked is named through ``on_event``."""
+    each file left out for a reason other than being untracked is named through ``on_event``,
+    a token in its name redacted as staging redacts it."""
     check_source(source)
     listing = list_files(source, ["."])
     if listing is None:
@@ -77,6 +79,7 @@ def private_copy(
             f"--repo {source}: nothing git tracks in {source}; a rehearsal copies only that",
             remedy="point --repo at an OpenEnv clone (or `git add` and commit this one's files)",
         )
+    scanner = Scanner()
     root = source.resolve()
     dest.mkdir(parents=True)
     links = []
@@ -87,17 +90,17 @@ def private_copy(
             os.symlink(link_in_copy(root, rel), target)
             links.append(rel)
         elif not (root / rel).is_file():
-            on_event(f"not copied: {rel} (no longer a file in the work tree)")
+            on_event(f"not copied: {scanner.redact(rel)[0]} (no longer a file in the work tree)")
         else:
             try:
                 shutil.copy2(root / rel, target, follow_symlinks=False)
             except OSError as exc:
                 raise ReleaseError(
-                    f"--repo {source}: cannot copy {rel}: {exc.strerror}",
+                    f"--repo {source}: cannot copy {scanner.redact(rel)[0]}: {exc.strerror}",
                     remedy="make the file readable, then rerun",
                 ) from None
     for rel in sorted(listing.submodules):
-        on_event(f"not copied: {rel} (a submodule)")
+        on_event(f"not copied: {scanner.redact(rel)[0]} (a submodule)")
     commit_all(dest, f"rehearsal copy of {source}", force=True)
     for rel in links:  # after the commit: the stand-ins stay untracked
         stand_in(root, rel, dest)

@@ -101,6 +101,19 @@ def test_a_git_hooks_variables_never_redirect_the_copys_git_to_the_checkout(tmp_
     assert git_out(copy, "rev-parse", "--absolute-git-dir").strip() == str((copy / ".git").resolve())
 
 
+def test_a_token_in_a_file_name_left_out_is_redacted_as_staging_redacts_it(tmp_path: Path) -> None:
+    checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
+    named = checkout / "envs" / "echo_env" / f"cache-{TOKEN}.txt"
+    named.write_text("x\n")
+    subprocess.run([*GIT, "add", "-f", str(named)], cwd=checkout, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "named"], cwd=checkout, check=True)
+    named.unlink()
+    named.mkdir()  # tracked file, now a folder: left out and named
+    events: list[str] = []
+    private_copy(checkout, tmp_path / "copy", events.append)
+    assert events == ["not copied: envs/echo_env/cache-hf_***.txt (no longer a file in the work tree)"]
+
+
 def stage_errors(repo: Path, staging: Path) -> dict[str, str | None]:
     config = ReleaseConfig(repo=repo, version="0.2.2", ref="v0.2.2", ref_reason="test", dist="openenv-core", suffix="-0.2.2", staging_dir=staging)
     registry = PluginRegistry(get_plugin_manager(entry_points=False))
