@@ -249,7 +249,8 @@ def report(
         build_timeout="seconds a build may take before it is a BUILD_ERROR (default 900)",
         build_jobs="how many builds run at once (default 2)",
         briefing="where the briefing is copied out of the workspace (default with --repo: "
-        "./rehearsal-briefing.md; only a rehearsal briefing is ever overwritten)",
+        "./rehearsal-briefing.md, or in the temp folder when . is inside the checkout; only a "
+        "rehearsal briefing is ever overwritten)",
     ),
 )
 def rehearse(
@@ -272,9 +273,11 @@ def rehearse(
     """
     from releaselib.localhub import Scenario
     from releaselib.options import check_jobs
+    from releaselib.private_copy import check_source
     from releaselib.rehearse import (
         check_briefing_path,
         check_seconds,
+        default_briefing,
         outside,
         save_briefing,
         workspace,
@@ -294,8 +297,10 @@ def rehearse(
             raise UsageError(f"{flag} goes with --repo (the examples are rehearsed whole)")
         timeout = check_seconds(build_timeout or BUILD_TIMEOUT, "--build-timeout")
         jobs = check_jobs(build_jobs or BUILD_JOBS, "--build-jobs")
-        copy_to = briefing or ("rehearsal-briefing.md" if repo else None)
-        dest = check_briefing_path(Path(copy_to)) if copy_to else None
+        if repo:
+            check_source(Path(repo))
+        copy_to = Path(briefing) if briefing else default_briefing(Path(repo)) if repo else None
+        dest = check_briefing_path(copy_to) if copy_to else None
         if dest is not None and repo:
             outside(dest, Path(repo), "--briefing")
         faults = Scenario.load(Path(scenario)) if scenario else None

@@ -222,6 +222,14 @@ def check_keep(keep: Path, repo: Path | None) -> Path:
     return keep
 
 
+def default_briefing(repo: Path) -> Path:
+    """Where a checkout's rehearsal copies its briefing without ``--briefing``: into the current
+    folder, or into the system temp folder when that is inside the checkout ``repo``."""
+    here = Path.cwd()
+    inside = here.resolve().is_relative_to(repo.resolve())
+    return (Path(tempfile.gettempdir()) if inside else here) / "rehearsal-briefing.md"
+
+
 def check_briefing_path(dest: Path) -> Path:
     """``dest`` when a rehearsal may write its briefing there (a new file in an existing
     folder, or a briefing an earlier rehearsal wrote); else a UsageError naming it. Anything

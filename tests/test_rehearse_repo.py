@@ -184,6 +184,26 @@ def test_a_path_that_is_no_git_checkout_of_openenv_is_exit_2_in_one_line(kind: s
         assert f"--repo {path}: nothing git tracks in {path}" in err
 
 
+def test_the_root_folder_is_named_as_no_checkout_before_any_briefing_check(capsys) -> None:
+    code, out, err = run_task(capsys, "rehearse", "--repo", "/", "--builder", "host")
+    assert code == 2 and out == "" and err.startswith("error: --repo /: not an OpenEnv checkout")
+
+
+@pytest.mark.e2e
+def test_run_from_inside_the_checkout_the_briefing_goes_to_the_temp_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
+    before, status = tree_digest(checkout), git_status(checkout)
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    monkeypatch.chdir(checkout / "envs")
+    code, out, err = run_task(capsys, "rehearse", "--repo", str(checkout), "--env", "echo_env", "--builder", "host")
+    saved = tmp_path / "tmp" / "rehearsal-briefing.md"
+    assert code == 0, err[-2000:]
+    assert f"briefing copied to {saved}\n" in out and saved.read_text().startswith(BRIEFING_MARKER)
+    assert tree_digest(checkout) == before and git_status(checkout) == status
+
+
 def test_briefing_never_overwrites_a_file_it_did_not_write(tmp_path: Path, capsys) -> None:
     mine = tmp_path / "notes.md"
     mine.write_text("# my notes\n")
