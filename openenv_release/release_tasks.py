@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json as jsonlib
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from invoke.context import Context
@@ -23,6 +26,31 @@ from releaselib.plugins import PluginRegistry, get_plugin_manager
 def lines(console: Console) -> Callable[[str], None]:
     """Print each event on one line, never wrapped (a command in it stays copyable)."""
     return lambda line: console.print(line, soft_wrap=True)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C, so every ``with`` on the way cleans up."""
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """While inside: SIGTERM (a time-out, ``kill``, a cancelled CI job) unwinds like Ctrl-C
+    (Space processes stopped, temp folder removed), then exits 143; a second one waits."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # let the clean-up finish
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    except Terminated:
+        raise Exit("terminated", code=143) from None
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 def tuple_for(
@@ -221,7 +249,8 @@ def report(
         build_timeout="seconds a build may take before it is a BUILD_ERROR (default 900)",
         build_jobs="how many builds run at once (default 2)",
         briefing="where the briefing is copied out of the workspace (default with --repo: "
-        "./rehearsal-briefing.md; only a rehearsal briefing is ever overwritten)",
+        "./rehearsal-briefing.md, or in the temp folder when . is inside the checkout; only a "
+        "rehearsal briefing is ever overwritten)",
     ),
 )
 def rehearse(
@@ -244,9 +273,11 @@ def rehearse(
     """
     from releaselib.localhub import Scenario
     from releaselib.options import check_jobs
+    from releaselib.private_copy import check_source
     from releaselib.rehearse import (
         check_briefing_path,
         check_seconds,
+        default_briefing,
         outside,
         save_briefing,
         workspace,
@@ -256,7 +287,7 @@ def rehearse(
     from releaselib.stage import allow_flags
     from releaselib.verdicts import exit_status
 
-    with reported(), workspace(Path(keep) if keep else None) as workdir:
+    with reported(), sigterm_as_interrupt(), workspace(Path(keep) if keep else None) as workdir:
         console = consoles(json)
         builder = builder or ("venv" if repo else "host")
         if builder not in BUILDERS:
@@ -266,8 +297,10 @@ def rehearse(
             raise UsageError(f"{flag} goes with --repo (the examples are rehearsed whole)")
         timeout = check_seconds(build_timeout or BUILD_TIMEOUT, "--build-timeout")
         jobs = check_jobs(build_jobs or BUILD_JOBS, "--build-jobs")
-        copy_to = briefing or ("rehearsal-briefing.md" if repo else None)
-        dest = check_briefing_path(Path(copy_to)) if copy_to else None
+        if repo:
+            check_source(Path(repo))
+        copy_to = Path(briefing) if briefing else default_briefing(Path(repo)) if repo else None
+        dest = check_briefing_path(copy_to) if copy_to else None
         if dest is not None and repo:
             outside(dest, Path(repo), "--briefing")
         faults = Scenario.load(Path(scenario)) if scenario else None

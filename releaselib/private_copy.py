@@ -3,8 +3,11 @@ fresh repository, so a release (and its pins) never writes to the real checkout.
 
 Only tracked files are copied, with the work tree's content (a modified file as it is now, a
 deleted one left out); untracked files (a token may live there), submodules and ``.git`` never
-are. A tracked symlink is kept only when it resolves inside the checkout (outside ``.git``), and
-then points at the same file of the copy; one leading out of it is left out.
+are. A tracked symlink stays a symlink, never followed, so that staging the copy fails an env
+exactly where staging the checkout would: one resolving inside the checkout points at the same
+place in the copy (an untracked file or folder there gets an empty untracked stand-in, so the
+link is still "to a file git does not track"); one leading out of it points where the
+original resolves (its target text made absolute).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 from releaselib.discover import is_openenv_checkout
 from releaselib.errors import ReleaseError, UsageError
 from releaselib.gitfiles import list_files
+from releaselib.secretscan import Scanner
 from releaselib.shell import run
 
 #: Identity and settings of the copy's one commit: no user hook, signing or LFS filter runs.
@@ -61,7 +65,8 @@ def private_copy(
     source: Path, dest: Path, on_event: Callable[[str], None] = lambda line: None
 ) -> Path:
     """Copy what git tracks in ``source`` to ``dest`` (which must not exist) and commit it there;
-    each file left out for a reason other than being untracked is named through ``on_event``."""
+    each file left out for a reason other than being untracked is named through ``on_event``,
+    a token in its name redacted as staging redacts it."""
     check_source(source)
     listing = list_files(source, ["."])
     if listing is None:
@@ -69,37 +74,60 @@ def private_copy(
             f"--repo {source}: not a git checkout; a rehearsal copies only what git tracks",
             remedy="point --repo at an OpenEnv clone (or `git init` and commit this one)",
         )
+    if not listing.tracked:
+        raise UsageError(
+            f"--repo {source}: nothing git tracks in {source}; a rehearsal copies only that",
+            remedy="point --repo at an OpenEnv clone (or `git add` and commit this one's files)",
+        )
+    scanner = Scanner()
     root = source.resolve()
     dest.mkdir(parents=True)
+    links = []
     for rel in sorted(listing.tracked):
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         if (root / rel).is_symlink():
-            link = inside_link(root, rel)
-            if link is None:
-                on_event(f"not copied: {rel} (a symlink leading out of {source})")
-                continue
-            os.symlink(link, target)
+            os.symlink(link_in_copy(root, rel), target)
+            links.append(rel)
         elif not (root / rel).is_file():
-            on_event(f"not copied: {rel} (no longer a file in the work tree)")
+            on_event(f"not copied: {scanner.redact(rel)[0]} (no longer a file in the work tree)")
         else:
             try:
                 shutil.copy2(root / rel, target, follow_symlinks=False)
             except OSError as exc:
                 raise ReleaseError(
-                    f"--repo {source}: cannot copy {rel}: {exc.strerror}",
+                    f"--repo {source}: cannot copy {scanner.redact(rel)[0]}: {exc.strerror}",
                     remedy="make the file readable, then rerun",
                 ) from None
     for rel in sorted(listing.submodules):
-        on_event(f"not copied: {rel} (a submodule)")
+        on_event(f"not copied: {scanner.redact(rel)[0]} (a submodule)")
     commit_all(dest, f"rehearsal copy of {source}", force=True)
+    for rel in links:  # after the commit: the stand-ins stay untracked
+        stand_in(root, rel, dest)
     return dest
 
 
-def inside_link(root: Path, rel: str) -> str | None:
-    """The relative link that points, from ``rel``'s place in a copy of ``root``, where the
-    symlink ``root/rel`` resolves; None when that is outside ``root`` or inside its ``.git``."""
+def link_in_copy(root: Path, rel: str) -> str:
+    """What the copy's ``rel`` links to: from its place in the copy, the relative way to where
+    the symlink ``root/rel`` resolves when that is inside ``root``; else the absolute way to
+    where it leads out (the same file, or the same dangling path, for staging to refuse)."""
+    resolved = Path(os.path.realpath(root / rel))
+    if resolved.is_relative_to(root):
+        return os.path.relpath(resolved, (root / rel).parent)
+    return os.path.join((root / rel).parent, os.readlink(root / rel))
+
+
+def stand_in(root: Path, rel: str, dest: Path) -> None:
+    """An empty file or folder in ``dest`` where the link ``rel`` resolves inside ``root`` to
+    something the copy lacks (untracked), never with its content; nothing inside ``.git``."""
     resolved = Path(os.path.realpath(root / rel))
     if not resolved.is_relative_to(root) or resolved.is_relative_to(root / ".git"):
-        return None
-    return os.path.relpath(resolved, (root / rel).parent)
+        return
+    here = dest / resolved.relative_to(root)
+    if os.path.lexists(here) or not resolved.exists():
+        return
+    if resolved.is_dir():
+        here.mkdir(parents=True, exist_ok=True)
+    else:
+        here.parent.mkdir(parents=True, exist_ok=True)
+        here.touch()

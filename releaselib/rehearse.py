@@ -9,8 +9,10 @@ intend; a checkout's rehearsal ends like its release would. Its briefing says it
 
 from __future__ import annotations
 
+import os
 import shutil
 import ssl
+import stat
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -128,10 +130,10 @@ def rehearse(
     embedded Hub's (``venv`` installs the OpenEnv pin from the copied checkout);
     ``allowed_secrets`` are the checkout's known false positives (``--allow-secret``).
     """
+    check_keep(workdir, repo)
     if repo is None:
         checkout = copy_checkout(examples_dir(), workdir / "OpenEnv")
     else:
-        outside(workdir, repo, "--keep")
         checkout = private_copy(repo, workdir / "OpenEnv", on_event)
     specs = select_envs(discover_envs(checkout), envs)
     embedded = LocalHub(
@@ -202,10 +204,46 @@ def outside(path: Path, repo: Path, flag: str) -> Path:
     return path
 
 
+def check_keep(keep: Path, repo: Path | None) -> Path:
+    """``keep`` when a rehearsal may work there: new or an empty folder, and neither inside the
+    checkout ``repo`` nor holding it; else a UsageError naming it."""
+    if repo is not None:
+        if repo.resolve().is_relative_to(keep.resolve()):
+            raise UsageError(
+                f"--keep {keep}: holds the checkout {repo}, which a rehearsal never writes",
+                remedy="pass --keep a new folder outside the checkout",
+            )
+        outside(keep, repo, "--keep")
+    if os.path.lexists(keep) and (not keep.is_dir() or any(keep.iterdir())):
+        raise UsageError(
+            f"--keep {keep}: exists and is not an empty folder; a rehearsal starts afresh",
+            remedy="pass --keep a new folder, or remove that one",
+        )
+    return keep
+
+
+def default_briefing(repo: Path) -> Path:
+    """Where a checkout's rehearsal copies its briefing without ``--briefing``: into the current
+    folder, or into the system temp folder when that is inside the checkout ``repo``."""
+    here = Path.cwd()
+    inside = here.resolve().is_relative_to(repo.resolve())
+    return (Path(tempfile.gettempdir()) if inside else here) / "rehearsal-briefing.md"
+
+
 def check_briefing_path(dest: Path) -> Path:
     """``dest`` when a rehearsal may write its briefing there (a new file in an existing
-    folder, or a briefing an earlier rehearsal wrote); else a UsageError naming it."""
-    if dest.is_dir() or (dest.exists() and not is_rehearsal_briefing(dest)):
+    folder, or a briefing an earlier rehearsal wrote); else a UsageError naming it. Anything
+    but a regular file (a FIFO, ``/dev/stdout``) is refused unopened: reading it could hang."""
+    try:
+        mode: int | None = dest.stat().st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise UsageError(
+            f"--briefing {dest}: exists and is not a regular file; not writing there",
+            remedy="pass --briefing the path of a new file (or of an earlier rehearsal briefing)",
+        )
+    if mode is not None and not is_rehearsal_briefing(dest):
         raise UsageError(
             f"--briefing {dest}: exists and is not a rehearsal briefing; not overwriting it",
             remedy="pass another --briefing PATH, or move that file away",

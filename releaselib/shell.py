@@ -1,7 +1,13 @@
-"""The one place subprocesses run. Steps take a ``Runner`` so tests can pass a fake one."""
+"""The one place subprocesses run. Steps take a ``Runner`` so tests can pass a fake one.
+
+Every command runs without the ``GIT_*`` variables that redirect git to another repository
+(a git hook sets ``GIT_DIR``/``GIT_INDEX_FILE``): the working directory decides which
+repository a git command reads and writes; the user's git config and identity still apply.
+"""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +29,33 @@ class Completed:
         return self.returncode == 0
 
 
+#: What ``git rev-parse --local-env-vars`` lists (less the config ones), and a hook's others.
+GIT_REDIRECTS = frozenset(
+    {
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_IMPLICIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_COMMON_DIR",
+        "GIT_NAMESPACE",
+        "GIT_PREFIX",
+        "GIT_GRAFT_FILE",
+        "GIT_SHALLOW_FILE",
+        "GIT_NO_REPLACE_OBJECTS",
+        "GIT_REPLACE_REF_BASE",
+        "GIT_INTERNAL_SUPER_PREFIX",
+        "GIT_QUARANTINE_PATH",
+    }
+)
+
+
+def child_env() -> dict[str, str]:
+    """This process's environment without :data:`GIT_REDIRECTS`."""
+    return {k: v for k, v in os.environ.items() if k not in GIT_REDIRECTS}
+
+
 class Runner(Protocol):
     """Runs an argv (never a shell string) and returns what it printed."""
 
@@ -36,7 +69,13 @@ def run(args: Sequence[str], *, cwd: Path | None = None, timeout: float = 60) ->
     argv = tuple(str(a) for a in args)
     try:
         proc = subprocess.run(
-            argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+            argv,
+            cwd=cwd,
+            env=child_env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
         )
     except FileNotFoundError as exc:
         return Completed(argv, 127, "", str(exc))

@@ -13,9 +13,13 @@ from pathlib import Path
 import pytest
 
 from openenv_release.cli import program
+from releaselib.config import ReleaseConfig
+from releaselib.discover import discover_envs
 from releaselib.errors import UsageError
+from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.private_copy import private_copy
 from releaselib.rehearse import BRIEFING_MARKER, examples_dir
+from releaselib.stage import stage_envs
 from tests.corpus import tree_digest
 
 MAIN = "from openenv_release.cli import main; main()"
@@ -31,7 +35,8 @@ def git_status(repo: Path) -> str:
 
 def make_checkout(root: Path, outside: Path) -> Path:
     """Two example envs in a git checkout, then an untracked token file, a tracked file edited
-    in the work tree, a tracked symlink out of the checkout and one inside it."""
+    in the work tree, a tracked symlink out of the checkout (where staging never looks) and
+    one inside it."""
     examples = examples_dir()
     root.mkdir()
     shutil.copy(examples / "pyproject.toml", root / "pyproject.toml")
@@ -39,7 +44,7 @@ def make_checkout(root: Path, outside: Path) -> Path:
     for env in ("echo_env", "broken_env"):
         shutil.copytree(examples / "envs" / env, root / "envs" / env, ignore=shutil.ignore_patterns("__pycache__"))
     outside.write_bytes(OUTSIDE)
-    os.symlink(outside, root / "envs" / "echo_env" / "outside.txt")
+    os.symlink(outside, root / "outside.txt")
     os.symlink("../README.md", root / "envs" / "echo_env" / "server" / "README-link.md")
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
         subprocess.run([*GIT, *args], cwd=root, check=True, capture_output=True)
@@ -65,16 +70,80 @@ def test_the_private_copy_holds_what_git_tracks_as_the_work_tree_has_it(tmp_path
     echo = copy / "envs" / "echo_env"
     assert EDIT in (echo / "server" / "echo_environment.py").read_text()
     assert not (echo / "token.txt").exists() and not files_holding(copy, TOKEN.encode())
-    assert not os.path.lexists(echo / "outside.txt") and not files_holding(copy, OUTSIDE)
-    assert events == [
-        "not copied: envs/broken_env/models.py (no longer a file in the work tree)",
-        f"not copied: envs/echo_env/outside.txt (a symlink leading out of {checkout})",
-    ]
+    assert os.readlink(copy / "outside.txt") == str(tmp_path / "secret.txt")  # a link, as it is
+    assert not files_holding(copy, OUTSIDE)
+    assert events == ["not copied: envs/broken_env/models.py (no longer a file in the work tree)"]
     link = echo / "server" / "README-link.md"
     assert os.readlink(link) == "../README.md" and link.resolve() == (echo / "README.md").resolve()
     assert not (copy / "envs" / "broken_env" / "README.md").exists()
     committed = subprocess.run(["git", "status", "--porcelain"], cwd=copy, capture_output=True, text=True, check=True)
     assert committed.stdout == ""  # one commit holds the whole copy: pin can commit on top
+
+
+def git_out(repo: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True).stdout
+
+
+def test_a_git_hooks_variables_never_redirect_the_copys_git_to_the_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run from a hook (GIT_DIR, GIT_INDEX_FILE, GIT_WORK_TREE set), the copy still gets its own
+    repository: the user's branch, index and work tree are as they were."""
+    checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
+    head, index = git_out(checkout, "rev-parse", "HEAD"), (checkout / ".git" / "index").read_bytes()
+    before, status = tree_digest(checkout), git_status(checkout)
+    monkeypatch.setenv("GIT_DIR", str(checkout / ".git"))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(checkout / ".git" / "index"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(checkout))
+    copy = private_copy(checkout, tmp_path / "copy")
+    assert git_out(checkout, "rev-parse", "HEAD") == head and (checkout / ".git" / "index").read_bytes() == index
+    assert tree_digest(checkout) == before and git_status(checkout) == status
+    assert git_out(copy, "log", "--format=%s") == f"rehearsal copy of {checkout}\n"
+    assert git_out(copy, "rev-parse", "--absolute-git-dir").strip() == str((copy / ".git").resolve())
+
+
+def test_a_token_in_a_file_name_left_out_is_redacted_as_staging_redacts_it(tmp_path: Path) -> None:
+    checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
+    named = checkout / "envs" / "echo_env" / f"cache-{TOKEN}.txt"
+    named.write_text("x\n")
+    subprocess.run([*GIT, "add", "-f", str(named)], cwd=checkout, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "named"], cwd=checkout, check=True)
+    named.unlink()
+    named.mkdir()  # tracked file, now a folder: left out and named
+    events: list[str] = []
+    private_copy(checkout, tmp_path / "copy", events.append)
+    assert events == ["not copied: envs/echo_env/cache-hf_***.txt (no longer a file in the work tree)"]
+
+
+def stage_errors(repo: Path, staging: Path) -> dict[str, str | None]:
+    config = ReleaseConfig(repo=repo, version="0.2.2", ref="v0.2.2", ref_reason="test", dist="openenv-core", suffix="-0.2.2", staging_dir=staging)
+    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    return {s.env: s.error for s in stage_envs(config, discover_envs(repo), registry)}
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("{outside}", "symlink points outside the checkout"),
+        ("../../../secret.txt", "symlink points outside the checkout"),
+        ("untracked.txt", "a symlink to envs/echo_env/untracked.txt, a file git does not track"),
+        ("notes", "a symlink to envs/echo_env/notes, a folder git tracks nothing in"),
+        ("../../.git/config", "a symlink to .git/config, inside .git/"),
+        ("missing.txt", "symlink loop or dangling symlink"),
+    ],
+)
+def test_staging_the_copy_fails_an_env_for_a_bad_symlink_as_staging_the_checkout_does(target: str, says: str, tmp_path: Path) -> None:
+    checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
+    echo = checkout / "envs" / "echo_env"
+    os.symlink(target.format(outside=tmp_path / "secret.txt"), echo / "leak.txt")
+    subprocess.run([*GIT, "add", "envs/echo_env/leak.txt"], cwd=checkout, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "link"], cwd=checkout, check=True)
+    (echo / "untracked.txt").write_text(f"HF_TOKEN={TOKEN}\n")
+    (echo / "notes").mkdir()
+    (echo / "notes" / "n.txt").write_text(f"HF_TOKEN={TOKEN}\n")
+    copy = private_copy(checkout, tmp_path / "copy")
+    real, rehearsed = stage_errors(checkout, tmp_path / "s1"), stage_errors(copy, tmp_path / "s2")
+    assert says in (real["echo_env"] or "") and rehearsed == real
+    assert not files_holding(copy, OUTSIDE) and not files_holding(copy, TOKEN.encode())
 
 
 def test_a_folder_outside_git_is_one_usage_error(tmp_path: Path) -> None:
@@ -95,17 +164,44 @@ def run_task(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, 
     return code, out, err
 
 
-@pytest.mark.parametrize("kind", ["not git", "no envs"])
+@pytest.mark.parametrize("kind", ["not git", "no envs", "untracked in a repo", "nothing added"])
 def test_a_path_that_is_no_git_checkout_of_openenv_is_exit_2_in_one_line(kind: str, tmp_path: Path, capsys) -> None:
     path = tmp_path / "x"
-    if kind == "not git":
-        shutil.copytree(examples_dir(), path)
-    else:
+    if kind == "no envs":
         path.mkdir()
         subprocess.run(["git", "init", "-q"], cwd=path, check=True)
+    elif kind == "untracked in a repo":  # an untracked folder inside another repository
+        subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+        shutil.copytree(examples_dir(), path)
+    else:
+        shutil.copytree(examples_dir(), path)
+        if kind == "nothing added":
+            subprocess.run(["git", "init", "-q"], cwd=path, check=True)
     code, out, err = run_task(capsys, "rehearse", "--repo", str(path), "--builder", "host", "--briefing", str(tmp_path / "b.md"))
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and str(path) in err and "Traceback" not in err
+    if kind in ("untracked in a repo", "nothing added"):
+        assert f"--repo {path}: nothing git tracks in {path}" in err
+
+
+def test_the_root_folder_is_named_as_no_checkout_before_any_briefing_check(capsys) -> None:
+    code, out, err = run_task(capsys, "rehearse", "--repo", "/", "--builder", "host")
+    assert code == 2 and out == "" and err.startswith("error: --repo /: not an OpenEnv checkout")
+
+
+@pytest.mark.e2e
+def test_run_from_inside_the_checkout_the_briefing_goes_to_the_temp_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
+    before, status = tree_digest(checkout), git_status(checkout)
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    monkeypatch.chdir(checkout / "envs")
+    code, out, err = run_task(capsys, "rehearse", "--repo", str(checkout), "--env", "echo_env", "--builder", "host")
+    saved = tmp_path / "tmp" / "rehearsal-briefing.md"
+    assert code == 0, err[-2000:]
+    assert f"briefing copied to {saved}\n" in out and saved.read_text().startswith(BRIEFING_MARKER)
+    assert tree_digest(checkout) == before and git_status(checkout) == status
 
 
 def test_briefing_never_overwrites_a_file_it_did_not_write(tmp_path: Path, capsys) -> None:
@@ -117,12 +213,24 @@ def test_briefing_never_overwrites_a_file_it_did_not_write(tmp_path: Path, capsy
     assert mine.read_text() == "# my notes\n"
 
 
+@pytest.mark.parametrize("kind", ["fifo", "/dev/stdout", "folder"])
+def test_a_briefing_path_that_is_no_regular_file_is_refused_unopened(kind: str, tmp_path: Path) -> None:
+    """A FIFO no one writes would hang a reader: exit 2 at once, without opening it."""
+    dest = {"fifo": tmp_path / "fifo", "/dev/stdout": Path("/dev/stdout"), "folder": tmp_path}[kind]
+    if kind == "fifo":
+        os.mkfifo(dest)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", MAIN, "rehearse", "--briefing", str(dest)], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith(f"error: --briefing {dest}: exists and is not a regular file") and len(done.stderr.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
         (["--env", "echo_env"], "--env goes with --repo"),
         (["--allow-secret", "x.ini"], "--allow-secret goes with --repo"),
-        (["--builder", "docker"], "--builder 'docker': choose one of host, venv"),
+        (["--builder", "nope"], "--builder 'nope': choose one of host, venv"),
         (["--build-timeout", "soon"], "--build-timeout 'soon' must be a number of seconds"),
         (["--build-jobs", "0"], "--build-jobs '0' must be a whole number"),
     ],
@@ -140,6 +248,23 @@ def test_nothing_is_written_inside_the_checkout_whatever_the_flags_say(flag: str
     code, _, err = run_task(capsys, "rehearse", "--repo", str(checkout), "--builder", "host", flag, str(inside))
     assert code == 2 and f"{flag} {inside}: inside the checkout" in err
     assert tree_digest(checkout) == before and git_status(checkout) == status
+
+
+@pytest.mark.parametrize("where", ["holds the checkout", "is the checkout", "not empty", "not empty, examples"])
+def test_a_keep_folder_holding_the_checkout_or_not_empty_is_exit_2_in_one_line(where: str, tmp_path: Path, capsys) -> None:
+    checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
+    keep = {"holds the checkout": tmp_path, "is the checkout": checkout}.get(where, tmp_path / "kept")
+    if where.startswith("not empty"):
+        keep.mkdir()
+        (keep / "mine.txt").write_text("mine\n")
+    before, status = tree_digest(checkout), git_status(checkout)
+    repo = [] if where.endswith("examples") else ["--repo", str(checkout), "--briefing", str(tmp_path / "b.md")]
+    code, out, err = run_task(capsys, "rehearse", *repo, "--builder", "host", "--keep", str(keep))
+    says = "exists and is not an empty folder" if where.startswith("not empty") else "holds the checkout"
+    assert code == 2 and out == "" and f"--keep {keep}: {says}" in err and len(err.strip().splitlines()) == 1
+    assert tree_digest(checkout) == before and git_status(checkout) == status
+    if keep != checkout:  # nothing written there either
+        assert sorted(p.name for p in keep.iterdir()) == (["OpenEnv", "secret.txt"] if keep == tmp_path else ["mine.txt"])
 
 
 @pytest.fixture(scope="module")

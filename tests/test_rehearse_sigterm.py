@@ -1,0 +1,50 @@
+"""SIGTERM (a time-out, ``kill``, a cancelled CI job) ends a rehearsal as Ctrl-C does: its Space
+processes stopped, its temp folder removed; exit 143."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+MAIN = "from openenv_release.cli import main; main()"
+
+
+def processes_in(folder: Path) -> list[int]:
+    """Processes whose working directory is inside ``folder``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and Path(os.readlink(entry / "cwd")).is_relative_to(folder):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.e2e
+def test_sigterm_stops_the_space_processes_and_removes_the_temp_folder(tmp_path: Path) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-c", MAIN, "rehearse", "--builder", "host"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300  # a safety net: Spaces start within seconds
+        while not processes_in(temp) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        spaces = processes_in(temp)
+        assert spaces, "no Space process started"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, err[-2000:]
+    assert "terminated" in err and "Traceback" not in err
+    assert processes_in(temp) == [] and list(temp.iterdir()) == []
