@@ -7,6 +7,7 @@ checks that every module here is listed and that each env module's profile names
 BUILTIN_PLUGINS: tuple[str, ...] = (
     "releaselib.checks",
     "releaselib.signatures",
+    "env_plugins.agent_world_model_env",
     "env_plugins.atari_env",
     "env_plugins.browsergym_env",
     "env_plugins.calendar_env",
