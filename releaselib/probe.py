@@ -241,6 +241,13 @@ def _over_ws(session: _Session, socket: _Socket, http: _Stop, body: dict[str, An
     if not isinstance(action, dict):
         raise _Stop(http.outcome, f"{http.reason}; /ws not tried: the step body has no action")
     said = _ws_episode(socket, action, session.transcript)
+    if said is not None and said.startswith(_NOT_THE_ENV):
+        raise _Stop(
+            Outcome.INCONCLUSIVE,
+            f"{http.reason}; over /ws {said}, so the episode an env behind a stateless HTTP API "
+            "needs was not tried; check HF_TOKEN and the network, then verify again",
+            our_error=True,
+        )
     if said is not None and said.startswith(_REJECTED_STEP):
         raise _Stop(
             Outcome.INCONCLUSIVE,
@@ -309,17 +316,21 @@ def _ws_episode(socket: _Socket, action: dict[str, Any], transcript: list[Exchan
                     return f"{sending} answered {problem}"
             connection.send(json.dumps({"type": "close"}))
     except InvalidStatus as exc:
-        record(exc.response.status_code, (exc.response.body or b"").decode(errors="replace"))
-        return f"the handshake answered {exc.response.status_code}"
+        status = exc.response.status_code
+        record(status, (exc.response.body or b"").decode(errors="replace"))
+        front_door = status in (401, 403, 407, 429) or 300 <= status < 400
+        return f"{_NOT_THE_ENV if front_door else ''}the handshake answered {status}"
     except (OSError, TimeoutError, WebSocketException) as exc:
         record(None, f"{type(exc).__name__}: {exc}")
         what = "the handshake" if sending == "/ws" else sending
-        return f"{what} had no answer ({type(exc).__name__}: {trim(str(exc), 200)})"
+        return f"{_NOT_THE_ENV}{what} had no answer ({type(exc).__name__}: {trim(str(exc), 200)})"
     return None
 
 
 #: How ``_ws_episode`` begins when the env validated our step body and refused it (our error).
 _REJECTED_STEP = "step answered 'error' VALIDATION_ERROR"
+#: How it begins when the answer is not the env's (a front door, our time-out, no connection).
+_NOT_THE_ENV = "(not the env) "
 
 
 def _not_an_observation(text: str) -> str | None:
@@ -330,9 +341,11 @@ def _not_an_observation(text: str) -> str | None:
         return "with something that is not JSON"
     if not isinstance(message, dict):
         return "with something that is not a message"
-    if message.get("type") == "observation":
-        return None
     data = message.get("data")
+    if message.get("type") == "observation":
+        if isinstance(data, dict) and "observation" in data:
+            return None
+        return "'observation' without an observation in its data"
     data = data if isinstance(data, dict) else {}
     code = f" {data['code']}" if data.get("code") else ""
     detail = f": {data['message']}" if data.get("message") else ""

@@ -3,6 +3,8 @@ embedded Hub's Space domains."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import shutil
 import ssl
@@ -175,12 +177,19 @@ def test_a_private_spaces_ws_is_refused_without_the_token_as_its_http_is(hub: Lo
 
 
 class NoWebSocket(BaseHTTPRequestHandler):
-    """A server without ``/ws``: health is fine, reset answers 500, everything else 404."""
+    """A server whose ``/ws`` handshake answers ``WS_STATUS``: health is fine, reset answers 500,
+    everything else 404."""
 
     protocol_version = "HTTP/1.1"
+    WS_STATUS = 404
 
     def do_GET(self) -> None:
-        self.answer(200 if self.path == "/health" else 404)
+        if self.path == "/ws" and self.WS_STATUS != 101:
+            self.answer(self.WS_STATUS)
+        elif self.path == "/ws":
+            self.upgrade()
+        else:
+            self.answer(200 if self.path == "/health" else 404)
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -188,24 +197,69 @@ class NoWebSocket(BaseHTTPRequestHandler):
 
     def answer(self, status: int) -> None:
         self.send_response(status)
+        if 300 <= status < 400:
+            self.send_header("Location", "https://login.example/")
         self.send_header("Content-Length", "2")
         self.end_headers()
         self.wfile.write(b"{}")
+
+    def upgrade(self) -> None:
+        """Accept the WebSocket and answer each message with an observation carrying nothing."""
+        key = self.headers["Sec-WebSocket-Key"] + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+        self.send_response(101)
+        self.send_header("Upgrade", "websocket")
+        self.send_header("Connection", "Upgrade")
+        accept = base64.b64encode(hashlib.sha1(key.encode()).digest()).decode()
+        self.send_header("Sec-WebSocket-Accept", accept)
+        self.end_headers()
+        self.wfile.flush()
+        for _ in range(2):
+            head = self.rfile.read(2)
+            if len(head) < 2:
+                break
+            length = head[1] & 0x7F
+            extra = {126: 2, 127: 8}.get(length)
+            length = int.from_bytes(self.rfile.read(extra), "big") if extra else length
+            self.rfile.read(4 + length)  # the client's mask and payload
+            payload = b'{"type": "observation"}'
+            self.wfile.write(bytes([0x81, len(payload)]) + payload)
+            self.wfile.flush()
+        self.close_connection = True
 
     def log_message(self, *args: object) -> None:
         pass
 
 
-def test_a_ws_endpoint_that_refuses_leaves_the_http_verdict() -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), NoWebSocket)
+def probe_server(ws_status: int) -> ProbeResult:
+    handler = type("Handler", (NoWebSocket,), {"WS_STATUS": ws_status})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}"
-        result = probe_base_url(url, timeout=5, step_body={"action": {"message": "hi"}})
+        return probe_base_url(url, timeout=5, step_body={"action": {"message": "hi"}})
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_ws_endpoint_that_is_not_there_leaves_the_http_verdict() -> None:
+    result = probe_server(404)
     assert result.outcome is Outcome.FAIL and not result.our_error
     assert result.reason == "POST /reset answered 500; over /ws the handshake answered 404"
     assert (result.transcript[-1].method, result.transcript[-1].status) == ("WS", 404)
+
+
+@pytest.mark.parametrize("status", [401, 403, 429, 302])
+def test_a_front_door_on_the_ws_handshake_is_inconclusive_not_the_http_fail(status: int) -> None:
+    """An env behind a stateless HTTP API answers /step 500 until /ws gives it its episode: when
+    a rate limit, a login redirect or our token stops the handshake, there is no verdict."""
+    result = probe_server(status)
+    assert result.outcome is Outcome.INCONCLUSIVE and result.our_error, result.render()
+    assert "over /ws (not the env) the handshake" in result.reason  # a 302 fails on its Location
+
+
+def test_an_observation_message_without_an_observation_is_no_pass() -> None:
+    result = probe_server(101)
+    assert result.outcome is Outcome.FAIL, result.render()
+    assert "reset answered 'observation' without an observation" in result.reason
