@@ -103,7 +103,8 @@ def resume(session: nox.Session) -> None:
     """The kill-and-resume e2e test, each kill point against a fresh Hub 8 times (or N: -- N)."""
     repeat = session.posargs[0] if session.posargs else "8"
     session.env["OPENENV_RELEASE_RESUME_REPEAT"] = repeat
-    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/e2e/test_resume.py", external=True)
+    test = "tests/e2e/test_resume.py"
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "-m", "resume", test, external=True)
 
 
 @nox.session(venv_backend="none", default=False)

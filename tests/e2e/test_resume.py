@@ -21,7 +21,7 @@ from huggingface_hub import HfApi
 from releaselib.localhub import LocalHub
 from releaselib.rehearse import copy_checkout, examples_dir
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.resume]
 
 ENVS = ("broken_env", "echo_env")
 Condition = Callable[[dict[str, Any]], bool]
