@@ -94,13 +94,20 @@ class SpaceDomain:
     async def stop(self) -> None:
         await self._served.stop()
 
-    async def _forward(self, request: Request) -> Response:
-        authorization = request.headers.get("authorization")
+    async def _backend(self, authorization: str | None) -> int | Response:
+        """The port of the Space's process, or what a request gets instead: the generic 404
+        behind the gate, a 503 when the Space is not running."""
         if self._answers_404 or not self._gate.visible(self.repo_id, authorization):
             return JSONResponse({"error": "Not Found"}, 404)
         port = await self._gate.backend_port(self.repo_id)
         if port is None:
             return JSONResponse({"error": f"Space {self.repo_id} is not running"}, 503)
+        return port
+
+    async def _forward(self, request: Request) -> Response:
+        port = await self._backend(request.headers.get("authorization"))
+        if isinstance(port, Response):
+            return port
         query = f"?{request.url.query}" if request.url.query else ""
         url = f"http://127.0.0.1:{port}{request.url.path}{query}"
         headers = [(k, v) for k, v in request.headers.raw if k.lower() not in _HOP_HEADERS]
@@ -117,14 +124,9 @@ class SpaceDomain:
         return response
 
     async def _forward_websocket(self, websocket: WebSocket) -> None:
-        authorization = websocket.headers.get("authorization")
-        if self._answers_404 or not self._gate.visible(self.repo_id, authorization):
-            await websocket.send_denial_response(JSONResponse({"error": "Not Found"}, 404))
-            return
-        port = await self._gate.backend_port(self.repo_id)
-        if port is None:
-            answer = JSONResponse({"error": f"Space {self.repo_id} is not running"}, 503)
-            await websocket.send_denial_response(answer)
+        port = await self._backend(websocket.headers.get("authorization"))
+        if isinstance(port, Response):
+            await websocket.send_denial_response(port)
             return
         query = f"?{websocket.url.query}" if websocket.url.query else ""
         url = f"ws://127.0.0.1:{port}{websocket.url.path}{query}"
