@@ -103,8 +103,8 @@ def base_image_installs(layout: Layout, openenv: Path | None) -> list[Install]:
     final one needs is built FROM an openenv-base image: the dependencies of the OpenEnv
     checkout ``openenv`` and its ``core`` extra (in OpenEnv a subset of them; in a stand-in
     checkout such as ``examples/``, the runtime), or openenv-core's without a checkout."""
-    images = [(layout.plan.stages[i].image or "").lower() for i in layout.roots]
-    if not any(fnmatch.fnmatch(i, p) for i in images for p in OPENENV_BASE_IMAGES):
+    stages = [layout.plan.stages[i] for i in layout.roots]
+    if not any(_from_image(stage, OPENENV_BASE_IMAGES) for stage in stages):
         return []
     command = "(base image) uv pip install --system -r pyproject.toml"
     if openenv is None or not (openenv / "pyproject.toml").is_file():
@@ -118,8 +118,13 @@ def base_image_installs(layout: Layout, openenv: Path | None) -> list[Install]:
 
 
 def _image_has_git(stage: StagePlan) -> bool:
+    return not _from_image(stage, GITLESS_IMAGES)
+
+
+def _from_image(stage: StagePlan, patterns: tuple[str, ...]) -> bool:
+    """Whether ``stage`` is built FROM an image matching one of the fnmatch ``patterns``."""
     image = (stage.image or "").lower()
-    return not any(fnmatch.fnmatch(image, pattern) for pattern in GITLESS_IMAGES)
+    return any(fnmatch.fnmatch(image, pattern) for pattern in patterns)
 
 
 def _install(words: list[str], run: RunStep, root: Path) -> Install | None:
