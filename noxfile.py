@@ -42,7 +42,7 @@ def types(session: nox.Session) -> None:
     session.run("mypy", *session.posargs)
 
 
-STAGED_CHECKS = ("python", "-m", "releaselib.staged_checks")
+STAGED_CHECKS = ("python", "-m", "releaselib.stage.staged_checks")
 
 
 def staged_args(session: nox.Session) -> list[str]:
@@ -75,7 +75,7 @@ def staged_run(session: nox.Session) -> None:
 
 def needs_engine(session: nox.Session) -> None:
     """Skip the session, saying why, unless a container engine answers."""
-    from releaselib.containers import EngineUnavailable, detect_engine
+    from releaselib.space_runtime.containers import EngineUnavailable, detect_engine
 
     try:
         detect_engine()

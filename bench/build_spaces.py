@@ -30,14 +30,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from releaselib.discover import discover_envs, select_envs
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.rehearse import copy_checkout, examples_dir
 from releaselib.space_runtime.builders import VenvBuilder
 from releaselib.space_runtime.plan import BuildError
 from releaselib.space_runtime.process import lay_out
-from releaselib.stage import stage_envs
+from releaselib.stage.discover import discover_envs, select_envs
+from releaselib.stage.stage_env import stage_envs
 from tests.space_runtime.spaces import git_on_gitless_space, openenv_space
 
 

@@ -16,13 +16,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from releaselib.deploy import canonical_fence, deploy_all
-from releaselib.discover import discover_envs, select_envs
-from releaselib.hub import Hub
+from releaselib.hub.client import Hub
+from releaselib.hub.deploy import canonical_fence, deploy_all
 from releaselib.localhub import LocalHub
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.stage import stage_envs
+from releaselib.stage.discover import discover_envs, select_envs
+from releaselib.stage.stage_env import stage_envs
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

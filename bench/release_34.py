@@ -20,13 +20,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from releaselib.discover import discover_envs, select_envs
-from releaselib.hub import Hub
-from releaselib.ledger import Ledger, default_path
+from releaselib.hub.client import Hub
+from releaselib.ledger.ledger import Ledger, default_path
 from releaselib.localhub import LocalHub
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.release import Release, ReleaseOptions, release_key
+from releaselib.stage.discover import discover_envs, select_envs
 from tests.corpus import SNAPSHOT, materialise
 
 

@@ -26,16 +26,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from huggingface_hub import HfApi
 
 from releaselib.config import ReleaseConfig
-from releaselib.deploy import deploy_all
-from releaselib.hub import Hub, RemoteSpace
+from releaselib.hub.client import Hub, RemoteSpace
+from releaselib.hub.deploy import deploy_all
+from releaselib.hub.retry import RetryPolicy
+from releaselib.hub.runtime import settle
 from releaselib.localhub import LocalHub, Scenario, SpaceBehaviour
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import StagedSpace
-from releaselib.retry import RetryPolicy
-from releaselib.runtime import settle
 from releaselib.space_ids import Canonicals
-from releaselib.staged_tree import build_manifest, manifest_hash
-from releaselib.verify import verify_spaces
+from releaselib.stage.staged_tree import build_manifest, manifest_hash
+from releaselib.verify.candidates import verify_spaces
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "envs"
 SUFFIX = "-0.2.2"

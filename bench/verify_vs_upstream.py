@@ -41,10 +41,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from huggingface_hub import HfApi
 from verify_30 import SUFFIX, deploy
 
-from releaselib.hub import Hub
+from releaselib.hub.client import Hub
+from releaselib.hub.runtime import settle
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.runtime import settle
-from releaselib.verify import probe_jobs, verify_spaces
+from releaselib.verify.candidates import probe_jobs, verify_spaces
 
 SCENARIO = "spaces:\n  - domains: 2\n    first_domain_404: true\n"
 

@@ -5,8 +5,8 @@ checks that every module here is listed and that each env module's profile names
 """
 
 BUILTIN_PLUGINS: tuple[str, ...] = (
-    "releaselib.checks",
-    "releaselib.signatures",
+    "releaselib.stage.checks",
+    "releaselib.hub.signatures",
     "env_plugins.agent_world_model_env",
     "env_plugins.atari_env",
     "env_plugins.browsergym_env",

@@ -19,7 +19,7 @@ from releaselib.config import ReleaseConfig
 from releaselib.errors import ReleaseError, UsageError, redact
 
 if TYPE_CHECKING:
-    from releaselib.ledger import Ledger
+    from releaselib.ledger.ledger import Ledger
 
 
 #: release's steps, spelt out so that --help need not import releaselib.release (a test checks)
@@ -103,7 +103,7 @@ def release_config(c: Context) -> dict[str, Any]:
 def open_ledger(config: ReleaseConfig, given: str | None, *, create: bool) -> Ledger | None:
     """``--ledger PATH``, else the release's default ledger: created when ``create``, else
     only when it already exists (steps record into a release's ledger "when it exists")."""
-    from releaselib.ledger import Ledger, default_path
+    from releaselib.ledger.ledger import Ledger, default_path
     from releaselib.release import release_key
     from releaselib.space_ids import refuse_token
 
@@ -116,7 +116,7 @@ def open_ledger(config: ReleaseConfig, given: str | None, *, create: bool) -> Le
 
 def require_ledger(config: ReleaseConfig, given: str | None, *, remedy: str) -> Ledger:
     """The release's ledger; UsageError naming where it was looked for when there is none."""
-    from releaselib.ledger import default_path
+    from releaselib.ledger.ledger import default_path
 
     ledger = open_ledger(config, given, create=False)
     if ledger is None:

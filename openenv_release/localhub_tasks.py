@@ -12,10 +12,10 @@ from invoke.tasks import task
 
 from openenv_release.common import helps, reported
 from releaselib.config import DEFAULT_NAMESPACE
-from releaselib.discover import check_env_flags
 from releaselib.errors import UsageError
 from releaselib.options import check_namespace
 from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.stage.discover import check_env_flags
 
 
 @task(
@@ -77,7 +77,7 @@ def seed(
     hub_endpoint: str | None = None,
 ) -> None:
     """Give a running embedded Hub what a real namespace has before a release."""
-    from releaselib.hub import Hub
+    from releaselib.hub.client import Hub
     from releaselib.localhub.seed import check_local, named_targets, seed_canonicals
 
     with reported():

@@ -30,11 +30,11 @@ from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import Verdict
 
 if TYPE_CHECKING:
-    from releaselib.cleanup import Cleanup
-    from releaselib.collection import CollectionSync
-    from releaselib.ledger import Ledger
-    from releaselib.pin_step import PinDecision
-    from releaselib.promote import Promotion
+    from releaselib.ledger.ledger import Ledger
+    from releaselib.publish.cleanup import Cleanup
+    from releaselib.publish.collection import CollectionSync
+    from releaselib.publish.pin_step import PinDecision
+    from releaselib.publish.promote import Promotion
 
 HELP = {
     **FLAG_HELP,
@@ -48,7 +48,7 @@ def setup(
     c: Context, options: Options, ledger: str | None, as_json: bool
 ) -> tuple[ReleaseConfig, Console, Ledger, dict[str, Verdict]]:
     """The release tuple (printed), the console, the release's ledger and its verdicts."""
-    from releaselib.verdicts import from_ledger
+    from releaselib.verify.verdicts import from_ledger
 
     config, resolution = build_config(options, release_config(c))
     console = consoles(as_json)
@@ -109,8 +109,8 @@ def promote(
 
     Exit 1 if any promotion failed.
     """
-    from releaselib.hub import Hub
-    from releaselib.promote import promote as promote_step
+    from releaselib.hub.client import Hub
+    from releaselib.publish.promote import promote as promote_step
 
     with reported():
         options = Options(
@@ -208,8 +208,8 @@ def collection(
     json: bool = False,
 ) -> None:
     """Sync the versioned collection with the PASSed candidates."""
-    from releaselib.collection import sync_collection
-    from releaselib.hub import Hub
+    from releaselib.hub.client import Hub
+    from releaselib.publish.collection import sync_collection
 
     with reported():
         options = Options(
@@ -302,9 +302,9 @@ def pin(
 
     Prints the diff. The only task that writes to the checkout.
     """
-    from releaselib.hub import Hub
-    from releaselib.pin import commit_pins
-    from releaselib.pin_step import pin_envs
+    from releaselib.hub.client import Hub
+    from releaselib.publish.pin import commit_pins
+    from releaselib.publish.pin_step import pin_envs
     from releaselib.release import verified_at
 
     with reported():
@@ -392,8 +392,8 @@ def cleanup(
     json: bool = False,
 ) -> None:
     """Archive or delete the candidates whose canonical promotion is complete."""
-    from releaselib.cleanup import cleanup as cleanup_step
-    from releaselib.hub import Hub
+    from releaselib.hub.client import Hub
+    from releaselib.publish.cleanup import cleanup as cleanup_step
 
     with reported():
         if archive == delete:

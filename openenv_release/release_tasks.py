@@ -17,10 +17,10 @@ from rich.console import Console
 from openenv_release.common import consoles, helps, release_config, reported, require_ledger
 from releaselib import console as out
 from releaselib.config import RefResolution, ReleaseConfig
-from releaselib.discover import discover_envs, select_envs
 from releaselib.errors import UsageError
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.stage.discover import discover_envs, select_envs
 
 
 def lines(console: Console) -> Callable[[str], None]:
@@ -109,13 +109,13 @@ def release(
     """
     from dataclasses import replace
 
-    from releaselib.hub import Hub
-    from releaselib.ledger import Ledger, default_path
+    from releaselib.hub.client import Hub
+    from releaselib.ledger.ledger import Ledger, default_path
+    from releaselib.ledger.status import board, runtimes_of
     from releaselib.locks import run_locks
     from releaselib.release import Release, ReleaseOptions, nothing_to_redo, release_key
-    from releaselib.stage import allow_flags
-    from releaselib.status import board, runtimes_of
-    from releaselib.verdicts import exit_status
+    from releaselib.stage.stage_env import allow_flags
+    from releaselib.verify.verdicts import exit_status
 
     with reported():
         options = ReleaseOptions(
@@ -183,8 +183,8 @@ def status(
     json: bool = False,
 ) -> None:
     """The board: env x step from the ledger and one Hub listing, with each env's next action."""
-    from releaselib.hub import Hub
-    from releaselib.status import board, runtimes_of
+    from releaselib.hub.client import Hub
+    from releaselib.ledger.status import board, runtimes_of
 
     with reported():
         config, _ = tuple_for(
@@ -215,7 +215,7 @@ def report(
     json: bool = False,
 ) -> None:
     """Write the release briefing (Markdown and JSON) next to the ledger."""
-    from releaselib.report import build_report, write_briefing
+    from releaselib.ledger.report import build_report, write_briefing
 
     with reported():
         config, resolution = tuple_for(
@@ -284,8 +284,8 @@ def rehearse(
     )
     from releaselib.rehearse import rehearse as run_rehearsal
     from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT, BUILDERS
-    from releaselib.stage import allow_flags
-    from releaselib.verdicts import exit_status
+    from releaselib.stage.stage_env import allow_flags
+    from releaselib.verify.verdicts import exit_status
 
     with reported(), sigterm_as_interrupt(), workspace(Path(keep) if keep else None) as workdir:
         console = consoles(json)

@@ -29,12 +29,12 @@ from openenv_release.promote_tasks import cleanup, collection, pin, promote
 from openenv_release.release_tasks import rehearse, release, report, status
 from openenv_release.verify_tasks import recover, verify
 from releaselib import console as out
-from releaselib.discover import discover_envs, select_envs
 from releaselib.options import Options, build_config, find_repo, pick
 from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.stage.discover import discover_envs, select_envs
 
 if TYPE_CHECKING:
-    from releaselib.deploy import Deployed
+    from releaselib.hub.deploy import Deployed
 
 
 @task(help=helps("repo", "json"))
@@ -103,7 +103,7 @@ def stage(
 ) -> None:
     """Stage envs into Space-ready trees (the checkout is never modified)."""
     from releaselib.locks import run_locks
-    from releaselib.stage import StageRun, allow_flags, stage_envs
+    from releaselib.stage.stage_env import StageRun, allow_flags, stage_envs
 
     with reported():
         options = Options(
@@ -182,12 +182,12 @@ def deploy(
 
     Results go to the release's ledger when it exists (or to --ledger).
     """
-    from releaselib.deploy import canonical_fence, check_repo_id, deploy_all, plan_all
-    from releaselib.hub import Hub
-    from releaselib.ledger import default_path
+    from releaselib.hub.client import Hub
+    from releaselib.hub.deploy import canonical_fence, check_repo_id, deploy_all, plan_all
+    from releaselib.ledger.ledger import default_path
     from releaselib.locks import run_locks
     from releaselib.release import record_deploy, record_stage
-    from releaselib.stage import StageRun, allow_flags, stage_envs
+    from releaselib.stage.stage_env import StageRun, allow_flags, stage_envs
 
     with reported():
         options = Options(

@@ -1,4 +1,4 @@
-"""The ``verify`` and ``recover`` tasks: flags in, releaselib.verify/runtime called, results out."""
+"""The ``verify`` and ``recover`` tasks: flags in, releaselib.verify and hub.runtime, out."""
 
 from __future__ import annotations
 
@@ -14,21 +14,21 @@ from rich.table import Table
 
 from openenv_release.common import consoles, helps, open_ledger, release_config, reported
 from releaselib import console as out
-from releaselib.discover import check_env_flags, discover_envs, select_envs
 from releaselib.errors import UsageError
 from releaselib.options import Options, build_config, check_jobs, pick
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import SPACE_ID
+from releaselib.stage.discover import check_env_flags, discover_envs, select_envs
 
 if TYPE_CHECKING:
-    from releaselib.ledger import Ledger
-    from releaselib.runtime import Recovery
-    from releaselib.verify import VerifyResult
+    from releaselib.hub.runtime import Recovery
+    from releaselib.ledger.ledger import Ledger
+    from releaselib.verify.candidates import VerifyResult
 
 COLOURS = {"PASS": "green", "FAIL": "red", "INCONCLUSIVE": "yellow"}
 HELP = {
     **helps("repo", "version", "namespace", "suffix", "json", "hub_endpoint"),
-    # spelt out so --help loads no releaselib.verify; tests/test_cli.py checks they match
+    # spelt out so --help loads no releaselib.verify.candidates; tests/test_cli.py checks they match
     "probe_jobs": "how many Spaces to probe at once (default 16, or fewer Spaces)",
     "env": "env whose candidate to verify (repeatable; default: every Space with the suffix)",
     "space_id": "also verify this owner/name Space (repeatable)",
@@ -40,7 +40,7 @@ HELP = {
 
 
 def print_results(console: Console, results: Sequence[VerifyResult]) -> None:
-    from releaselib.probe import Outcome
+    from releaselib.verify.probe import Outcome
 
     table = Table(title="verify")
     for column in ("space", "stage", "domain", "outcome", "wait s", "probe s", "reason"):
@@ -76,7 +76,7 @@ def print_recovery(console: Console, recovery: Recovery) -> None:
 def record(ledger: Ledger | None, result: VerifyResult, **extra: Any) -> str | None:
     """Record ``result`` as the env's verify step (its Verdict fields included); a note when
     it was only an attempt that left the recorded verdict standing."""
-    from releaselib.verify import record_result
+    from releaselib.verify.candidates import record_result
 
     if ledger is None or record_result(ledger, result, **extra):
         return None
@@ -123,10 +123,10 @@ def verify(
     comes from the flags or the release's ledger.
     """
 
-    from releaselib.hub import Hub
-    from releaselib.verdicts import exit_status
-    from releaselib.verify import DEFAULT_TIMEOUT, PROBE_JOBS, candidates, verify_spaces
-    from releaselib.verify_tuple import verify_config
+    from releaselib.hub.client import Hub
+    from releaselib.verify.candidates import DEFAULT_TIMEOUT, PROBE_JOBS, candidates, verify_spaces
+    from releaselib.verify.verdicts import exit_status
+    from releaselib.verify.verify_tuple import verify_config
 
     with reported():
         options = Options(
@@ -232,11 +232,11 @@ def recover(
     Reboots a stale BUILD_ERROR or a stuck start, recreates it if allowed. Exit 1 unless it
     passes.
     """
-    from releaselib.deploy import canonical_fence
-    from releaselib.hub import Hub
-    from releaselib.runtime import recover as recover_space
-    from releaselib.stage import stage_envs
-    from releaselib.verify import DEFAULT_TIMEOUT, verify_spaces
+    from releaselib.hub.client import Hub
+    from releaselib.hub.deploy import canonical_fence
+    from releaselib.hub.runtime import recover as recover_space
+    from releaselib.stage.stage_env import stage_envs
+    from releaselib.verify.candidates import DEFAULT_TIMEOUT, verify_spaces
 
     with reported():
         if not env:

@@ -19,8 +19,8 @@ from releaselib.plugins import PluginRegistry
 from releaselib.records import EnvSpec, StagedSpace
 
 if TYPE_CHECKING:  # what deploy, stage and status import is loaded only when they print
-    from releaselib.deploy import Deployed
-    from releaselib.status import Row
+    from releaselib.hub.deploy import Deployed
+    from releaselib.ledger.status import Row
 
 OK = "[green]ok[/]"
 FAILED = "[red]FAILED[/]"
@@ -55,7 +55,7 @@ def warn(console: Console, text: str) -> None:
 
 
 def print_staged(console: Console, staged: Sequence[StagedSpace]) -> None:
-    from releaselib.stage import CREDENTIALS_WHY
+    from releaselib.stage.stage_env import CREDENTIALS_WHY
 
     table = Table(title="staged")
     for column in ("env", "space", "fixes", "checks", "files", "bytes", "result"):
@@ -246,7 +246,7 @@ def print_deployed(console: Console, results: Sequence[Deployed], *, dry_run: bo
 def print_board(console: Console, rows: Sequence[Row]) -> None:
     """The status board: env x step with symbols and colours, then each env's runtime stage
     and next action."""
-    from releaselib.status import COLUMNS, Cell
+    from releaselib.ledger.status import COLUMNS, Cell
 
     style = {Cell.DONE: "green", Cell.FAILED: "red", Cell.PENDING: "yellow", Cell.SKIPPED: "dim"}
     table = Table(title="status", box=box.SIMPLE_HEAD, pad_edge=False, padding=0)

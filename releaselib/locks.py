@@ -68,7 +68,7 @@ def run_locks(
     staging: Path, ledger: Path | None, *, wait: bool, on_wait: Callable[[str], None]
 ) -> Iterator[None]:
     """The staging dir's lock, then the ledger's (the staging dir is made first)."""
-    from releaselib.staged_tree import prepare_staging_dir
+    from releaselib.stage.staged_tree import prepare_staging_dir
 
     prepare_staging_dir(staging)
     with ExitStack() as stack:

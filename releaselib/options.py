@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from releaselib import config as cfg
-from releaselib.discover import checkout_project, is_openenv_checkout
 from releaselib.errors import UsageError
 from releaselib.records import SPACE_ID
-from releaselib.refs import resolve_ref
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
 from releaselib.space_ids import check_suffix, refuse_token
+from releaselib.stage.discover import checkout_project, is_openenv_checkout
+from releaselib.stage.refs import resolve_ref
 
 ENV_PREFIX = "OPENENV_RELEASE_"
 #: The checkout's folders that staging reads (with the root pyproject.toml).

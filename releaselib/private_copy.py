@@ -17,11 +17,11 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from releaselib.discover import is_openenv_checkout
 from releaselib.errors import ReleaseError, UsageError
-from releaselib.gitfiles import list_files
-from releaselib.secretscan import Scanner
 from releaselib.shell import run
+from releaselib.stage.discover import is_openenv_checkout
+from releaselib.stage.gitfiles import list_files
+from releaselib.stage.secretscan import Scanner
 
 #: Identity and settings of the copy's one commit: no user hook, signing or LFS filter runs.
 _GIT = [

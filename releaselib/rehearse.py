@@ -21,11 +21,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from releaselib.discover import discover_envs, select_envs
 from releaselib.errors import ReleaseError, UsageError
 from releaselib.files import write_atomic
-from releaselib.hub import Hub
-from releaselib.ledger import Ledger, default_path
+from releaselib.hub.client import Hub
+from releaselib.ledger.ledger import Ledger, default_path
+from releaselib.ledger.report import write_briefing
+from releaselib.ledger.status import Row, board, runtimes_of
 from releaselib.localhub import LocalHub, Scenario
 from releaselib.localhub.seed import named_targets, seed_canonicals
 from releaselib.options import Options, build_config
@@ -33,9 +34,8 @@ from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.private_copy import commit_all, private_copy
 from releaselib.records import AllowedSecret
 from releaselib.release import Event, Release, ReleaseOptions, release_key
-from releaselib.report import write_briefing
 from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT
-from releaselib.status import Row, board, runtimes_of
+from releaselib.stage.discover import discover_envs, select_envs
 
 #: env -> (outcome, decision) that the examples are written to produce.
 INTENDED: Mapping[str, tuple[str, str]] = {

@@ -18,21 +18,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from releaselib import pin as pins
-from releaselib.collection import sync_collection
 from releaselib.config import RefResolution, ReleaseConfig
-from releaselib.deploy import Deployed, Progress, canonical_fence, deploy_one
 from releaselib.errors import UsageError
-from releaselib.hub import Hub
-from releaselib.ledger import EnvEntry, Ledger
-from releaselib.pin_step import pin_envs
+from releaselib.hub.client import Hub
+from releaselib.hub.deploy import Deployed, Progress, canonical_fence, deploy_one
+from releaselib.ledger.ledger import EnvEntry, Ledger
+from releaselib.ledger.report import build_report, write_briefing
 from releaselib.plugins import PluginRegistry
-from releaselib.promote import Promotion, promote
+from releaselib.publish import pin as pins
+from releaselib.publish.collection import sync_collection
+from releaselib.publish.pin_step import pin_envs
+from releaselib.publish.promote import Promotion, promote
 from releaselib.records import AllowedSecret, EnvSpec, StagedSpace
-from releaselib.report import build_report, write_briefing
-from releaselib.stage import StageRun, stage_env
-from releaselib.verdicts import from_ledger
-from releaselib.verify import record_result, verify_spaces
+from releaselib.stage.stage_env import StageRun, stage_env
+from releaselib.verify.candidates import record_result, verify_spaces
+from releaselib.verify.verdicts import from_ledger
 
 STEPS = ("stage", "deploy", "verify", "promote", "collection", "pin", "report")
 

@@ -2,7 +2,7 @@
 
 The module and its test are rendered from ``releaselib/templates/env_plugin*.py.j2``; the entry is
 spliced into the ``BUILTIN_PLUGINS`` tuple of ``env_plugins/__init__.py``, located with ``ast``,
-keeping the env modules after ``releaselib.checks`` in sorted order.
+keeping the env modules after ``releaselib.stage.checks`` in sorted order.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from releaselib.records import check_env_name
 from releaselib.render import render
 
 TUPLE = "BUILTIN_PLUGINS"
-FIRST = "releaselib.checks"
+FIRST = "releaselib.stage.checks"
 ENV_PREFIX = "env_plugins."
 
 

@@ -14,14 +14,14 @@ from pathlib import Path
 from huggingface_hub import CommitOperationAdd, HfApi
 
 from releaselib.config import ReleaseConfig
-from releaselib.deploy import canonical_fence, deploy_all
-from releaselib.discover import discover_envs
-from releaselib.hub import Hub
+from releaselib.hub.client import Hub
+from releaselib.hub.deploy import canonical_fence, deploy_all
+from releaselib.hub.retry import RetryPolicy
 from releaselib.localhub import LocalHub
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import Verdict
-from releaselib.retry import RetryPolicy
-from releaselib.stage import stage_envs
+from releaselib.stage.discover import discover_envs
+from releaselib.stage.stage_env import stage_envs
 
 GOLDEN = Path(__file__).parent / "golden" / "promote"
 FAST = RetryPolicy(attempts=4, base=0.01, cap=0.05)

@@ -18,17 +18,17 @@ from pathlib import Path
 import pytest
 
 from openenv_release.cli import program
-from releaselib import hub as hub_module
 from releaselib.config import ReleaseConfig
-from releaselib.deploy import canonical_fence, deploy_all
-from releaselib.discover import discover_envs, select_envs
 from releaselib.hookspecs import hookimpl
-from releaselib.hub import Hub
+from releaselib.hub import client as hub_module
+from releaselib.hub.client import Hub
+from releaselib.hub.deploy import canonical_fence, deploy_all
+from releaselib.hub.retry import RetryPolicy
 from releaselib.localhub import Fault, LocalHub, Scenario, SpaceBehaviour
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import Check, Fix, StagedSpace
-from releaselib.retry import RetryPolicy
-from releaselib.stage import MAX_FILE_BYTES, stage_envs
+from releaselib.stage.discover import discover_envs, select_envs
+from releaselib.stage.stage_env import MAX_FILE_BYTES, stage_envs
 from tests.corpus import tree_digest
 from tests.test_stage import make_env, write
 from tests.test_tasks import cli

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from releaselib import checks
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import Check, Finding
+from releaselib.stage import checks
 
 README = """\
 ---
@@ -81,7 +81,7 @@ def test_a_good_tree_passes_every_check(tmp_path: Path, check: str) -> None:
 
 
 def test_the_plugin_registers_through_pluggy() -> None:
-    registry = PluginRegistry(get_plugin_manager(["releaselib.checks"], entry_points=False))
+    registry = PluginRegistry(get_plugin_manager(["releaselib.stage.checks"], entry_points=False))
     names = [owned.record.name for owned in registry.checks()]
     assert names == [c.name for c in checks.openenv_release_checks()]
     assert all(isinstance(owned.record, Check) for owned in registry.checks())

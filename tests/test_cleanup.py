@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from releaselib.cleanup import cleanup
 from releaselib.errors import UsageError
-from releaselib.promote import promote
+from releaselib.publish.cleanup import cleanup
+from releaselib.publish.promote import promote
 from tests.release_world import make_release, writes
 
 ENVS = {"echo_env": ("PASS", ">=0.2.0"), "textarena_env": ("PASS", ">=0.2.0"), "broken_env": ("FAIL", None)}

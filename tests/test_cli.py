@@ -87,7 +87,7 @@ def test_help_texts_spelt_out_for_speed_match_the_library() -> None:
     from openenv_release.common import RELEASE_STEPS
     from openenv_release.verify_tasks import HELP
     from releaselib.release import STEPS
-    from releaselib.verify import DEFAULT_TIMEOUT, PROBE_JOBS
+    from releaselib.verify.candidates import DEFAULT_TIMEOUT, PROBE_JOBS
 
     assert ", ".join(STEPS) == RELEASE_STEPS
     assert f"default {DEFAULT_TIMEOUT:g};" in HELP["timeout"]

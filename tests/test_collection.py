@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from releaselib.collection import GLOBAL_TITLE, description, sync_collection
+from releaselib.publish.collection import GLOBAL_TITLE, description, sync_collection
 from tests.release_world import make_release, writes
 
 ENVS = {"echo_env": ("PASS", ">=0.2.0"), "textarena_env": ("PASS", ">=0.2.0"), "broken_env": ("FAIL", None)}

@@ -9,14 +9,14 @@ import pytest
 from huggingface_hub import HfApi
 
 from releaselib.config import ReleaseConfig
-from releaselib.deploy import canonical_fence, check_repo_id, deploy_all, plan_all
-from releaselib.discover import discover_envs, select_envs
 from releaselib.errors import AuthError, UsageError
-from releaselib.hub import Hub
+from releaselib.hub.client import Hub
+from releaselib.hub.deploy import canonical_fence, check_repo_id, deploy_all, plan_all
+from releaselib.hub.retry import RetryPolicy
 from releaselib.localhub.scenario import Fault, Scenario
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.retry import RetryPolicy
-from releaselib.stage import stage_envs
+from releaselib.stage.discover import discover_envs, select_envs
+from releaselib.stage.stage_env import stage_envs
 
 EXAMPLE_ENV = Path(__file__).resolve().parents[1] / "examples" / "envs" / "echo_env"
 FAST = RetryPolicy(attempts=8, base=0.01, cap=0.05)
@@ -188,7 +188,7 @@ def test_the_deploy_task_records_into_the_release_ledger_when_it_exists(localhub
     import subprocess
     import sys
 
-    from releaselib.ledger import Ledger, default_path
+    from releaselib.ledger.ledger import Ledger, default_path
     from releaselib.release import release_key
 
     config = config_for(checkout, tmp_path)

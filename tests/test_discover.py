@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from releaselib.discover import checkout_project, discover_envs, select_envs
 from releaselib.errors import UsageError
+from releaselib.stage.discover import checkout_project, discover_envs, select_envs
 
 
 def make_checkout(root: Path) -> Path:

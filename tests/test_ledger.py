@@ -1,4 +1,4 @@
-"""Tests for releaselib.ledger: atomic writes, concurrency, resume semantics, refusals."""
+"""Tests for releaselib.ledger.ledger: atomic writes, concurrency, resume semantics, refusals."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import pytest
 from releaselib.config import ReleaseConfig
 from releaselib.errors import LedgerError
 from releaselib.files import write_atomic
-from releaselib.ledger import SCHEMA, STEPS, Ledger, default_path
+from releaselib.ledger.ledger import SCHEMA, STEPS, Ledger, default_path
 
 RELEASE = {"namespace": "openenv", "version": "0.2.2", "suffix": "-0.2.2", "ref": "main"}
 CANARY = "canary-7f3e9b1c2d4a"
@@ -296,7 +296,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from releaselib.ledger import Ledger
+    from releaselib.ledger.ledger import Ledger
 
     ledger = Ledger.load(Path(sys.argv[1]), {"namespace": "openenv", "version": "0.2.2",
                                              "suffix": "-0.2.2"})
@@ -336,7 +336,7 @@ def test_a_failed_replace_keeps_the_old_file_and_no_temp_file(
     def crash(src: object, dst: object) -> None:
         raise OSError("disk gone")
 
-    monkeypatch.setattr("releaselib.ledger.os.replace", crash)
+    monkeypatch.setattr("releaselib.ledger.ledger.os.replace", crash)
     with pytest.raises(OSError, match="disk gone"):
         ledger.record("echo_env", "stage", manifest_hash="h1")
     assert path.read_bytes() == before
@@ -374,7 +374,7 @@ def test_a_run_holding_a_stale_copy_keeps_what_another_recorded(path: Path) -> N
 RECORDER = """
 import sys
 from pathlib import Path
-from releaselib.ledger import Ledger
+from releaselib.ledger.ledger import Ledger
 release = {"namespace": "openenv", "version": "0.2.2", "suffix": "-0.2.2"}
 ledger = Ledger.load(Path(sys.argv[1]), release)
 print("loaded", flush=True)

@@ -13,21 +13,21 @@ import pytest
 from huggingface_hub import SpaceHardware
 
 from env_plugins import BUILTIN_PLUGINS
-from releaselib.discover import discover_envs, select_envs
 from releaselib.hookspecs import hookimpl
-from releaselib.hub import Hub
-from releaselib.ledger import Ledger, default_path
+from releaselib.hub.client import Hub
+from releaselib.hub.runtime import SpaceState
+from releaselib.ledger.ledger import Ledger, default_path
+from releaselib.ledger.report import NEEDS_REMEDY
+from releaselib.ledger.status import board
 from releaselib.localhub import LocalHub
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.probe import Outcome
 from releaselib.records import CanonicalTarget, EnvProfile
 from releaselib.rehearse import copy_checkout, examples_dir
 from releaselib.release import Release, ReleaseOptions, release_key
-from releaselib.report import NEEDS_REMEDY
-from releaselib.runtime import SpaceState
-from releaselib.status import board
-from releaselib.verify import VerifyResult, rehearsed
+from releaselib.stage.discover import discover_envs, select_envs
+from releaselib.verify.candidates import VerifyResult, rehearsed
+from releaselib.verify.probe import Outcome
 
 
 @pytest.mark.parametrize(

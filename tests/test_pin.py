@@ -1,4 +1,4 @@
-"""Tests for releaselib.pin: pinning failed envs below the release, lifting pins, committing.
+"""Tests for releaselib.publish.pin: pinning failed envs below the release, lifting pins, committing.
 
 Golden files live in golden/pin/: ``<case>.toml`` is the input, ``<case>.pinned.toml`` the input
 pinned below 0.2.2, ``<case>.lifted.toml`` the pinned file lifted for a passing 0.2.3, and
@@ -23,7 +23,7 @@ from packaging.requirements import Requirement
 
 from releaselib.edit.deps import find_openenv_requirements, rewrite_pyproject, tool_pins
 from releaselib.errors import PinError, ReleaseError
-from releaselib.pin import (
+from releaselib.publish.pin import (
     PinResult,
     commit_message,
     commit_pins,

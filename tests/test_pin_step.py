@@ -6,7 +6,7 @@ from pathlib import Path
 
 from huggingface_hub import CommitOperationAdd
 
-from releaselib.pin_step import pin_envs
+from releaselib.publish.pin_step import pin_envs
 from releaselib.records import Verdict
 from tests.release_world import make_release
 

@@ -12,7 +12,13 @@ from typing import Any
 import httpx
 import pytest
 
-from releaselib.probe import Outcome, ProbeResult, example_value, probe_base_url, step_body_for
+from releaselib.verify.probe import (
+    Outcome,
+    ProbeResult,
+    example_value,
+    probe_base_url,
+    step_body_for,
+)
 
 ECHO_ACTION = {
     "additionalProperties": False,

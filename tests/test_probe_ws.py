@@ -18,11 +18,11 @@ from huggingface_hub import HfApi
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from releaselib.hub import Hub
+from releaselib.hub.client import Hub
+from releaselib.hub.retry import RetryPolicy
+from releaselib.hub.runtime import settle
 from releaselib.localhub import LocalHub
-from releaselib.probe import Outcome, ProbeResult, probe_base_url
-from releaselib.retry import RetryPolicy
-from releaselib.runtime import settle
+from releaselib.verify.probe import Outcome, ProbeResult, probe_base_url
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "envs"
 #: env -> the body of its step: real repl_env answers a bare HTTP step this way.

@@ -7,7 +7,7 @@ from pathlib import Path
 from huggingface_hub import CommitOperationAdd
 
 from releaselib.edit.readme import runtime_url
-from releaselib.promote import canonical_targets, promote
+from releaselib.publish.promote import canonical_targets, promote
 from releaselib.records import Verdict
 from tests.release_world import make_release, writes
 

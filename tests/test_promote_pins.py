@@ -6,8 +6,8 @@ from pathlib import Path
 
 from huggingface_hub import CommitOperationAdd
 
-from releaselib.pin import pin_below
-from releaselib.promote import promote
+from releaselib.publish.pin import pin_below
+from releaselib.publish.promote import promote
 from releaselib.records import Verdict
 from tests.release_world import make_release
 

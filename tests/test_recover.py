@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from huggingface_hub import HfApi
 
+from releaselib.hub.runtime import Recovery, recover
+from releaselib.hub.signatures import SIGNATURES
 from releaselib.localhub import LocalHub, Scenario, SpaceBehaviour
-from releaselib.probe import Outcome
-from releaselib.runtime import Recovery, recover
-from releaselib.signatures import SIGNATURES
 from releaselib.space_ids import Canonicals
+from releaselib.verify.probe import Outcome
 from tests.test_verify import (
     EXAMPLES,
     connect,

@@ -9,7 +9,7 @@ import pytest
 
 from releaselib.config import check_version
 from releaselib.errors import UsageError
-from releaselib.refs import resolve_ref
+from releaselib.stage.refs import resolve_ref
 
 
 def git(*args: str, cwd: Path) -> None:

@@ -14,12 +14,12 @@ import pytest
 
 from openenv_release.cli import program
 from releaselib.config import ReleaseConfig
-from releaselib.discover import discover_envs
 from releaselib.errors import UsageError
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.private_copy import private_copy
 from releaselib.rehearse import BRIEFING_MARKER, examples_dir
-from releaselib.stage import stage_envs
+from releaselib.stage.discover import discover_envs
+from releaselib.stage.stage_env import stage_envs
 from tests.corpus import tree_digest
 
 MAIN = "from openenv_release.cli import main; main()"

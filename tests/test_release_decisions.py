@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from openenv_release.cli import program
-from releaselib.cleanup import cleanup
-from releaselib.collection import GLOBAL_TITLE, sync_collection
-from releaselib.ledger import Ledger
-from releaselib.pin_step import pin_envs
-from releaselib.promote import promote
+from releaselib.ledger.ledger import Ledger
+from releaselib.publish.cleanup import cleanup
+from releaselib.publish.collection import GLOBAL_TITLE, sync_collection
+from releaselib.publish.pin_step import pin_envs
+from releaselib.publish.promote import promote
 from tests.release_world import GOLDEN, make_release, writes
 
 PASSING = ("echo_env", "repl_env", "textarena_env")
@@ -133,7 +133,7 @@ def test_the_tasks_read_verdicts_from_the_ledger_and_record_their_decisions(loca
 
 
 def test_a_held_reason_names_each_distinct_cause_once() -> None:
-    from releaselib.promote import Promotion
+    from releaselib.publish.promote import Promotion
     from releaselib.release import held_reason
 
     fail = [Promotion("textarena_env", "openenv/textarena_env-0.2.2", f"openenv/{t}", "held", "FAIL: POST /reset answered 500") for t in ("sudoku", "wordle")]
@@ -149,7 +149,7 @@ def test_the_briefing_is_rebuilt_from_the_whole_history(tmp_path: Path) -> None:
     """Run 1 pinned a FAIL; run 2 restaged it (its records went to the history) and it FAILed
     again; a PASS held for a missing canonical gets no evidence row; commands carry every flag."""
     from releaselib.config import ReleaseConfig
-    from releaselib.report import PROBE_REMEDY, build_report, render_briefing
+    from releaselib.ledger.report import PROBE_REMEDY, build_report, render_briefing
 
     config = ReleaseConfig(repo=tmp_path / "OpenEnv", version="0.2.2", ref="main", ref_reason="t", dist="openenv-core", suffix="-0.2.2", staging_dir=tmp_path / "my staging", hub_endpoint="https://hub.example")
     ledger = Ledger.load(tmp_path / "elsewhere.json", config.as_json())
@@ -205,7 +205,7 @@ def test_from_a_step_the_ledger_never_reached_is_a_usage_error(tmp_path: Path) -
 
 def test_an_inconclusive_line_names_its_reason_even_for_a_promoted_env(tmp_path: Path) -> None:
     from releaselib.config import ReleaseConfig
-    from releaselib.report import build_report, render_briefing
+    from releaselib.ledger.report import build_report, render_briefing
 
     config = ReleaseConfig(repo=tmp_path, version="0.2.2", ref="main", ref_reason="t", dist="openenv-core", suffix="-0.2.2", staging_dir=tmp_path)
     ledger = Ledger.load(tmp_path / "ledger.json", config.as_json())
@@ -223,7 +223,7 @@ def test_an_inconclusive_line_names_its_reason_even_for_a_promoted_env(tmp_path:
 def test_the_boards_cleanup_action_is_the_command_that_archives(tmp_path: Path) -> None:
     """``cleanup --archive`` without ``--yes`` only prints a plan: the board prints the one that acts."""
     from releaselib.config import ReleaseConfig
-    from releaselib.status import board
+    from releaselib.ledger.status import board
 
     config = ReleaseConfig(repo=tmp_path, version="0.2.2", ref="main", ref_reason="t", dist="openenv-core", suffix="-0.2.2", staging_dir=tmp_path)
     ledger = Ledger.load(tmp_path / "ledger.json", config.as_json())

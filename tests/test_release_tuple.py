@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from releaselib.checks import check_from
 from releaselib.config import base_image, normalise_version
 from releaselib.errors import UsageError
 from releaselib.options import Options, build_config
+from releaselib.stage.checks import check_from
 from tests import test_bad_input, test_refs
 from tests.test_bad_input import assert_one_line, run
 
@@ -158,8 +158,8 @@ def test_the_ref_flag_is_on_stage_and_release(checkout: Path, tmp_path: Path, re
 def test_verify_takes_its_tuple_from_the_ledger_and_refuses_one_it_cannot_read(
     tmp_path: Path,
 ) -> None:
-    from releaselib.ledger import SCHEMA, Ledger
-    from releaselib.verify_tuple import verify_config
+    from releaselib.ledger.ledger import SCHEMA, Ledger
+    from releaselib.verify.verify_tuple import verify_config
 
     path = tmp_path / "ledger-ns-0.3.0.json"
     release = {"namespace": "ns", "version": "0.3.0", "suffix": "-0.3.0", "ref": "v0.3.0"}

@@ -11,8 +11,8 @@ import httpx2
 import pytest
 
 from releaselib.errors import UnreachableError
-from releaselib.hub import Hub
-from releaselib.retry import RetryingTransport, RetryPolicy
+from releaselib.hub.client import Hub
+from releaselib.hub.retry import RetryingTransport, RetryPolicy
 
 PROJECT = Path(__file__).resolve().parents[1]
 

@@ -10,13 +10,13 @@ from huggingface_hub import HfApi
 
 from releaselib.errors import PluginError
 from releaselib.hookspecs import hookimpl
-from releaselib.hub import Hub, RemoteSpace
+from releaselib.hub.client import Hub, RemoteSpace
+from releaselib.hub.retry import RetryPolicy
+from releaselib.hub.runtime import Poll, SpaceState, common_suffix, diagnose, settle, watch
+from releaselib.hub.signatures import SIGNATURES
 from releaselib.localhub import LocalHub, Scenario, SpaceBehaviour
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import Signature
-from releaselib.retry import RetryPolicy
-from releaselib.runtime import Poll, SpaceState, common_suffix, diagnose, settle, watch
-from releaselib.signatures import SIGNATURES
 
 FAST = RetryPolicy(attempts=4, base=0.01, cap=0.05)
 #: A Space that serves in well under a second: a stdlib HTTP server.
@@ -176,11 +176,11 @@ def test_plugins_add_signatures_and_a_duplicate_name_is_an_error() -> None:
     try:
         registry = PluginRegistry(get_plugin_manager(entry_points=False))
         assert {o.record.name for o in registry.signatures()} >= {s.name for s in SIGNATURES}
-        assert registry.signatures()[0].plugin == "releaselib.signatures"
+        assert registry.signatures()[0].plugin == "releaselib.hub.signatures"
         clash = PluginRegistry(
-            get_plugin_manager(["releaselib.signatures", module.__name__], entry_points=False, disabled=())
+            get_plugin_manager(["releaselib.hub.signatures", module.__name__], entry_points=False, disabled=())
         )
-        with pytest.raises(PluginError, match=r"stdlib-shadowing is defined by releaselib\.signatures and extra_signatures"):
+        with pytest.raises(PluginError, match=r"stdlib-shadowing is defined by releaselib\.hub\.signatures and extra_signatures"):
             clash.signatures()
     finally:
         sys.modules.pop(module.__name__)

@@ -57,7 +57,7 @@ def test_the_task_writes_plugin_and_test_and_registers_it_in_order(
     assert (project / "tests" / "env_plugins" / "test_fancy_env.py").is_file()
     after = builtins(project)
     envs = [name for name in after if name.startswith("env_plugins.")]
-    assert after[0] == "releaselib.checks" and envs == sorted(envs)
+    assert after[0] == "releaselib.stage.checks" and envs == sorted(envs)
     assert set(after) - set(before) == {"env_plugins.fancy_env"}
     assert "wrote" in capsys.readouterr().out
 
@@ -102,7 +102,7 @@ def test_refuses_envs_with_a_plugin_and_names_that_cannot_be_modules(
 
 
 def test_register_keeps_the_layout_at_either_end() -> None:
-    text = 'X = 1\nBUILTIN_PLUGINS = (\n    "releaselib.checks",\n    "releaselib.z",\n    "env_plugins.b_env"\n)\n'
+    text = 'X = 1\nBUILTIN_PLUGINS = (\n    "releaselib.stage.checks",\n    "releaselib.z",\n    "env_plugins.b_env"\n)\n'
     first = register(text, "env_plugins.a_env")
     assert first.splitlines()[3:6] == [
         '    "releaselib.z",',

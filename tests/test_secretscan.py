@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from releaselib import secretscan
-from releaselib.secretscan import Scanner
+from releaselib.stage import secretscan
+from releaselib.stage.secretscan import Scanner
 
 rng = random.Random(12)
 TOKEN = "hf_" + "".join(rng.choices(string.ascii_letters + string.digits, k=34))

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from releaselib.config import ReleaseConfig
-from releaselib.discover import discover_envs
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.stage import stage_envs
-from releaselib.staged_tree import build_manifest, git_blob_sha1, manifest_path
+from releaselib.stage.discover import discover_envs
+from releaselib.stage.stage_env import stage_envs
+from releaselib.stage.staged_tree import build_manifest, git_blob_sha1, manifest_path
 from tests.corpus import tree_digest
 
 DOCKERFILE = """\

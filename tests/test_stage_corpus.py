@@ -11,10 +11,10 @@ import pytest
 import yaml
 from packaging.requirements import Requirement
 
-from releaselib.discover import discover_envs, select_envs
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.stage import stage_envs
+from releaselib.stage.discover import discover_envs, select_envs
+from releaselib.stage.stage_env import stage_envs
 from tests.corpus import materialise, tree_digest
 
 pytestmark = pytest.mark.corpus

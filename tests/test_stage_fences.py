@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from releaselib.discover import discover_envs
 from releaselib.errors import UsageError
 from releaselib.hookspecs import hookimpl
 from releaselib.locks import LOCK_NAME, held
 from releaselib.options import check_staging_dir
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import AllowedSecret
-from releaselib.stage import CREDENTIALS_WHY, StageRun, allow_flags, stage_envs
-from releaselib.staged_tree import manifest_path
+from releaselib.stage.discover import discover_envs
+from releaselib.stage.stage_env import CREDENTIALS_WHY, StageRun, allow_flags, stage_envs
+from releaselib.stage.staged_tree import manifest_path
 from tests.test_bad_input import config_for
 from tests.test_stage import make_env, write
 from tests.test_tasks import PROJECT, cli

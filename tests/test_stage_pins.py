@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from releaselib.checks import check_git
+from releaselib.stage.checks import check_git
 from tests import test_stage
 from tests.test_stage import make_env, stage
 

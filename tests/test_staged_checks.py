@@ -13,10 +13,16 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from releaselib import containers, staged_checks
-from releaselib.containers import Engine, EngineUnavailable, build_and_probe, detect_engine
-from releaselib.probe import Outcome
 from releaselib.shell import Completed
+from releaselib.space_runtime import containers
+from releaselib.space_runtime.containers import (
+    Engine,
+    EngineUnavailable,
+    build_and_probe,
+    detect_engine,
+)
+from releaselib.stage import staged_checks
+from releaselib.verify.probe import Outcome
 from tests.corpus import materialise
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -100,4 +100,4 @@ def test_plugins_lists_fixes_and_targets() -> None:
     rows = {r["plugin"]: r for r in json.loads(result.stdout)}
     assert rows["env_plugins.textarena_env"]["targets"] == ["sudoku", "wordle"]
     assert "maze_env:legacy-pythonpath" in rows["env_plugins.maze_env"]["fixes"]
-    assert "stdlib-shadowing" in rows["releaselib.checks"]["checks"]
+    assert "stdlib-shadowing" in rows["releaselib.stage.checks"]["checks"]

@@ -20,20 +20,19 @@ import httpx
 import pytest
 
 from releaselib.config import ReleaseConfig
-from releaselib.deploy import deploy_all
 from releaselib.hookspecs import hookimpl
-from releaselib.hub import Hub
-from releaselib.ledger import Ledger
+from releaselib.hub.client import Hub
+from releaselib.hub.deploy import deploy_all
+from releaselib.hub.retry import RetryPolicy
+from releaselib.hub.runtime import Domain, SpaceState, settle
+from releaselib.ledger.ledger import Ledger
 from releaselib.localhub import LocalHub, Scenario, SpaceBehaviour
-from releaselib.pin_step import pin_envs
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.probe import Outcome, probe_base_url
+from releaselib.publish.pin_step import pin_envs
 from releaselib.records import Probe, StagedSpace
-from releaselib.retry import RetryPolicy
-from releaselib.runtime import Domain, SpaceState, settle
 from releaselib.space_ids import Canonicals
-from releaselib.staged_tree import build_manifest, manifest_hash
-from releaselib.verify import (
+from releaselib.stage.staged_tree import build_manifest, manifest_hash
+from releaselib.verify.candidates import (
     VerifyResult,
     candidates,
     check_space,
@@ -42,6 +41,7 @@ from releaselib.verify import (
     probe_jobs,
     verify_spaces,
 )
+from releaselib.verify.probe import Outcome, probe_base_url
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "envs"
 FAST = RetryPolicy(attempts=4, base=0.01, cap=0.05)
@@ -411,8 +411,8 @@ def test_a_429_whose_retry_after_is_short_is_retried_once(deployed_once: Path) -
 def test_inconclusive_never_replaces_a_standing_verdict_and_flips_keep_their_evidence(hub: LocalHub, tmp_path: Path) -> None:
     """PASS -> promoted -> a standalone verify at --timeout 0.001 (INCONCLUSIVE: kept as a later
     attempt) -> a FAIL with Space evidence (replaces the PASS; the flip keeps the PASS it acted on)."""
-    from releaselib.report import build_report, render_briefing
-    from releaselib.verify import record_result
+    from releaselib.ledger.report import build_report, render_briefing
+    from releaselib.verify.candidates import record_result
 
     config = release_config(tmp_path)
     ledger = Ledger.load(tmp_path / "ledger.json", config.as_json())
@@ -464,7 +464,7 @@ def test_verify_of_a_paused_candidate_says_so_plainly(deployed_once: Path) -> No
 
 
 def test_exit_status_is_1_for_a_fail_else_5_for_an_inconclusive_else_0() -> None:
-    from releaselib.verdicts import exit_status
+    from releaselib.verify.verdicts import exit_status
 
     assert exit_status(["PASS", "INCONCLUSIVE", "FAIL"]) == (1, "")
     assert exit_status(["PASS", "INCONCLUSIVE", "INCONCLUSIVE"]) == (5, "nothing decisive for 2 envs: see the remedies; rerun")

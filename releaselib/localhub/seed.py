@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from releaselib.errors import UsageError
-from releaselib.hub import Hub
+from releaselib.hub.client import Hub
 from releaselib.plugins import PluginRegistry
-from releaselib.promote import Target, canonical_targets
+from releaselib.publish.promote import Target, canonical_targets
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 

@@ -1,6 +1,7 @@
 """The ``podman`` and ``docker`` builders: a real image build of a Space commit, run as a container.
 
-The engine commands are ``releaselib.containers``' (those ``nox -s staged_docker`` runs). Builds
+The engine commands are ``releaselib.space_runtime.containers``' (those ``nox -s staged_docker``
+runs). Builds
 never pull (``--pull=never`` on podman): the base images must exist locally
 (``tools/make-local-images.sh``). With an OpenEnv checkout, the staged pyprojects install a wheel
 of it instead of the git ref (``containers.use_local_wheel``), as the venv builder serves it.
@@ -25,7 +26,12 @@ from typing import IO
 
 import httpx
 
-from releaselib.containers import (
+from releaselib.edit.readme import read_app_port
+from releaselib.errors import ReleaseError
+from releaselib.shell import Runner
+from releaselib.shell import run as default_run
+from releaselib.space_runtime.buildlog import fail, run_logged
+from releaselib.space_runtime.containers import (
     Engine,
     EngineUnavailable,
     build_checkout_wheel,
@@ -36,11 +42,6 @@ from releaselib.containers import (
     image_remove_argv,
     use_local_wheel,
 )
-from releaselib.edit.readme import read_app_port
-from releaselib.errors import ReleaseError
-from releaselib.shell import Runner
-from releaselib.shell import run as default_run
-from releaselib.space_runtime.buildlog import fail, run_logged
 from releaselib.space_runtime.plan import BuildError
 from releaselib.space_runtime.process import IMAGE_PATH, Layout, SpaceProcess
 

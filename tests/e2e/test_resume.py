@@ -175,7 +175,7 @@ CARD = """
 import sys
 from pathlib import Path
 from releaselib.config import ReleaseConfig
-from releaselib.promote import space_card
+from releaselib.publish.promote import space_card
 config = ReleaseConfig(repo=Path("."), version="0.2.2", ref="main", ref_reason="t", dist="openenv-core", suffix="-0.2.2")
 tree = Path(sys.argv[1])
 sys.stdout.write(space_card(config, "echo_env", tree, "openenv/echo_env") + space_card(config, "echo_env", tree, "openenv/echo_env-0.2.2"))

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from releaselib.discover import discover_envs, select_envs
 from releaselib.localhub import LocalHub
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import StagedSpace
-from releaselib.stage import stage_envs
+from releaselib.stage.discover import discover_envs, select_envs
+from releaselib.stage.stage_env import stage_envs
 
 PROJECT = Path(__file__).resolve().parents[2]
 HF = shutil.which("hf", path=str(Path(sys.executable).parent)) or shutil.which("hf")

@@ -15,9 +15,9 @@ from huggingface_hub.errors import (
 from localhub_helpers import write_tree
 
 from releaselib.errors import HubError
-from releaselib.hub import Hub
+from releaselib.hub.client import Hub
+from releaselib.hub.retry import RetryPolicy
 from releaselib.localhub import LocalHub
-from releaselib.retry import RetryPolicy
 
 FILES = {"README.md": "---\ntitle: t\n---\n# hi\n", "server/app.py": "print(1)\n", "a b/ü.txt": "x\n"}
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from huggingface_hub import HfApi, SpaceRuntime
 
+from releaselib.hub.signatures import SIGNATURES
 from releaselib.localhub import LocalHub
-from releaselib.probe import Outcome, probe_base_url
-from releaselib.signatures import SIGNATURES
+from releaselib.verify.probe import Outcome, probe_base_url
 from tests.space_runtime.spaces import git_on_gitless_space, openenv_space
 
 pytestmark = pytest.mark.venv

@@ -21,9 +21,9 @@ import httpx
 import pytest
 from huggingface_hub import HfApi, SpaceRuntime
 
-from releaselib.containers import EngineUnavailable
 from releaselib.localhub import LocalHub
 from releaselib.space_runtime.builders import BUILDERS
+from releaselib.space_runtime.containers import EngineUnavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = ["-c", "from openenv_release.cli import main; main()"]

@@ -15,10 +15,10 @@ import httpx
 import pytest
 from huggingface_hub import HfApi
 
-from releaselib.containers import Engine, EngineUnavailable, detect_engine
+from releaselib.hub.signatures import SIGNATURES
 from releaselib.localhub import LocalHub
 from releaselib.shell import run
-from releaselib.signatures import SIGNATURES
+from releaselib.space_runtime.containers import Engine, EngineUnavailable, detect_engine
 from tests.space_runtime.test_engine_builder import deploy
 
 BASE = "ghcr.io/huggingface/openenv-base:latest"

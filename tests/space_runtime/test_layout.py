@@ -19,12 +19,12 @@ def loaded(imports: str, prefix: str) -> list[str]:
 
 
 def test_production_steps_never_import_the_embedded_hub() -> None:
-    imports = "releaselib.containers, releaselib.staged_checks, env_plugins._common"
+    imports = "releaselib.space_runtime.containers, releaselib.stage.staged_checks, env_plugins._common"
     assert loaded(imports, "releaselib.localhub") == []
 
 
 def test_plugins_need_only_edits_and_records() -> None:
-    assert "releaselib.stage" not in loaded("env_plugins._common", "releaselib.stage")
+    assert "releaselib.stage.stage_env" not in loaded("env_plugins._common", "releaselib.stage.stage_env")
 
 
 def test_the_dockerfile_model_stands_without_the_staging_rewrite() -> None:

@@ -37,8 +37,8 @@ from detect_secrets.core.potential_secret import PotentialSecret
 from detect_secrets.core.scan import scan_line
 from detect_secrets.settings import get_plugins, get_settings, transient_settings
 
-from releaselib import token_detectors
 from releaselib.records import SecretFinding
+from releaselib.stage import token_detectors
 
 #: detect-secrets' detectors of a provider's token format that need no keyword context: none
 #: fires on the OpenEnv envs, and each costs little (the keyword-style ones for Artifactory,

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from releaselib.config import ReleaseConfig
-from releaselib.deploy import deploy_one
-from releaselib.hub import Hub, RemoteSpace
+from releaselib.hub.client import Hub, RemoteSpace
+from releaselib.hub.deploy import deploy_one
 from releaselib.records import Signature, StagedSpace
 from releaselib.space_ids import Canonicals
 

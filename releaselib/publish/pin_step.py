@@ -1,4 +1,4 @@
-"""The pin step: decide per env from its verdict, then pin or lift through :mod:`releaselib.pin`.
+"""The pin step: decide per env from its verdict, then pin or lift (:mod:`releaselib.publish.pin`).
 
 A FAILed env is pinned below the release (whatever commit the FAIL was for: a failed env stays
 pinned until a fix is committed and verified). An env whose PASS stands for its candidate's
@@ -14,10 +14,10 @@ from typing import Any, Literal
 
 from releaselib.config import ReleaseConfig
 from releaselib.errors import ReleaseError
-from releaselib.hub import Hub
-from releaselib.pin import PinResult, lift_env_pin, pin_env
+from releaselib.hub.client import Hub
+from releaselib.publish.pin import PinResult, lift_env_pin, pin_env
 from releaselib.records import Verdict
-from releaselib.verdicts import select, standing_pass
+from releaselib.verify.verdicts import select, standing_pass
 
 Decision = Literal["pin", "lift", "leave"]
 

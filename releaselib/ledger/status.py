@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from releaselib.config import ReleaseConfig
-from releaselib.ledger import EnvEntry, Ledger
-from releaselib.report import Commands, data, outcome
+from releaselib.ledger.ledger import EnvEntry, Ledger
+from releaselib.ledger.report import Commands, data, outcome
 
 COLUMNS = ("staged", "deployed", "built", "reset", "step", "promoted", "collected", "pinned")
 RUNNING = frozenset({"RUNNING", "SLEEPING"})

@@ -18,11 +18,11 @@ from typing import Any
 from huggingface_hub import Collection
 
 from releaselib.config import ReleaseConfig
-from releaselib.hub import Hub
+from releaselib.hub.client import Hub
 from releaselib.plugins import PluginRegistry
-from releaselib.promote import canonical_targets
+from releaselib.publish.promote import canonical_targets
 from releaselib.records import Verdict
-from releaselib.verdicts import standing_pass
+from releaselib.verify.verdicts import standing_pass
 
 GLOBAL_TITLE = "OpenEnv Environment Hub"
 

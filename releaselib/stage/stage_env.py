@@ -1,5 +1,5 @@
 """Build one env's staged Space tree, as Spaces builds need it (its manifest, claim and swap are
-``releaselib.staged_tree``).
+``releaselib.stage.staged_tree``).
 
 Layout: ``src/``, ``envs/<env>/``, the env's files at the root (its pyproject.toml wins over the
 checkout's root one), a rewritten ``Dockerfile`` and ``README.md`` at the root, and legacy
@@ -25,7 +25,6 @@ from releaselib.edit.dockerfile_model import Dockerfile
 from releaselib.edit.dockerfile_rewrite import rewrite_for_space
 from releaselib.edit.legacy_core import synthesize_legacy_core
 from releaselib.errors import ReleaseError, StageError, UsageError, short
-from releaselib.gitfiles import GitFiles, list_files, on_disk
 from releaselib.options import check_staging_dir
 from releaselib.plugins import Owned, PluginRegistry
 from releaselib.records import (
@@ -40,7 +39,8 @@ from releaselib.records import (
 )
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
-from releaselib.staged_tree import (
+from releaselib.stage.gitfiles import GitFiles, list_files, on_disk
+from releaselib.stage.staged_tree import (
     build_manifest,
     claim,
     install,
@@ -52,7 +52,7 @@ from releaselib.staged_tree import (
 )
 
 if TYPE_CHECKING:
-    from releaselib.secretscan import Scanner
+    from releaselib.stage.secretscan import Scanner
 
 SKIP_DIRS = frozenset(
     {
@@ -136,7 +136,7 @@ class StageRun:
 
     def scanner(self) -> Scanner:
         if self._scanner is None:
-            from releaselib.secretscan import Scanner  # detect-secrets is slow to import
+            from releaselib.stage.secretscan import Scanner  # detect-secrets is slow to import
 
             self._scanner = Scanner()
         return self._scanner

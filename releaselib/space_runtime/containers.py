@@ -25,10 +25,10 @@ from packaging.utils import parse_wheel_filename
 from releaselib.edit.deps import OPENENV_DISTS
 from releaselib.edit.readme import read_app_port
 from releaselib.errors import ReleaseError
-from releaselib.probe import Outcome, ProbeResult, probe_base_url
 from releaselib.shell import Completed, Runner
 from releaselib.shell import run as default_run
 from releaselib.space_runtime.process import free_port
+from releaselib.verify.probe import Outcome, ProbeResult, probe_base_url
 
 ENGINE_VAR = "CONTAINER_ENGINE"
 ENGINES = ("docker", "podman")

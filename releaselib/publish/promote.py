@@ -24,16 +24,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from releaselib.config import ReleaseConfig
-from releaselib.deploy import diff
 from releaselib.edit.readme import build_space_readme, find_client_class, read_app_port
 from releaselib.errors import AuthError, PromoteError, ReleaseError
-from releaselib.hub import Hub
-from releaselib.pin import tool_written_pins
+from releaselib.hub.client import Hub
+from releaselib.hub.deploy import diff
 from releaselib.plugins import PluginRegistry
+from releaselib.publish.pin import tool_written_pins
 from releaselib.records import StagedSpace, Verdict
 from releaselib.space_ids import CanonicalId
-from releaselib.staged_tree import build_manifest
-from releaselib.verdicts import select, standing_pass
+from releaselib.stage.staged_tree import build_manifest
+from releaselib.verify.verdicts import select, standing_pass
 
 Status = Literal["promoted", "current", "planned", "held", "failed"]
 

@@ -1,7 +1,7 @@
 """The one façade over ``huggingface_hub.HfApi``: nothing else in the tool talks to the Hub.
 
 It reads the token once and never shows it; turns Hub errors into one-line ``HubError``s that
-name the Space; retries through :mod:`releaselib.retry`; and makes commits that are never
+name the Space; retries through :mod:`releaselib.hub.retry`; and makes commits that are never
 duplicated (a failed commit is retried only after re-reading what the Space holds).
 """
 
@@ -38,7 +38,7 @@ from huggingface_hub.utils._http import hf_request_event_hook
 from huggingface_hub.utils.tqdm import tqdm as hf_tqdm
 
 from releaselib.errors import AuthError, HubError, UnreachableError
-from releaselib.retry import RETRY_STATUSES, RetryingTransport, RetryPolicy
+from releaselib.hub.retry import RETRY_STATUSES, RetryingTransport, RetryPolicy
 
 KEEP_REMOTE = frozenset({".gitattributes"})
 #: What a huggingface_hub call raises when the Hub refuses, fails or answers nonsense.

@@ -6,7 +6,8 @@ is accepted; ``/health`` alone is never a PASS. FAIL rests only on the env's own
 wire (TLS verification, DNS, a proxy, a connection refused or reset before any answer, our own
 time-out, a 422 naming the body we sent) and every answer from whatever stands in front of the
 env on any path (a 401/403 refusing our token, a 429 rate limit, a redirect, never followed) is
-INCONCLUSIVE with ``our_error`` set and a remedy in the reason (see :mod:`releaselib.wire`). A 429
+INCONCLUSIVE with ``our_error`` set and a remedy in the reason (see :mod:`releaselib.hub.wire`).
+A 429
 whose Retry-After is short is retried once.
 
 OpenEnv's HTTP ``/reset`` and ``/step`` are stateless (each request builds a fresh env), so an env
@@ -30,7 +31,7 @@ import httpx
 from websockets.exceptions import InvalidStatus, WebSocketException
 from websockets.sync.client import connect as ws_connect
 
-from releaselib.wire import wire_problem
+from releaselib.hub.wire import wire_problem
 
 BODY_CHARS = 300
 #: The longest Retry-After (seconds) a rate-limited request waits for before its one retry.

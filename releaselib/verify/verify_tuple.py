@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from releaselib import config as cfg
-from releaselib.discover import checkout_project
 from releaselib.errors import LedgerError, UsageError
-from releaselib.ledger import recorded_release as ledger_release
+from releaselib.ledger.ledger import recorded_release as ledger_release
 from releaselib.options import Options, check_namespace, find_repo, pick
 from releaselib.records import SPACE_ID
+from releaselib.stage.discover import checkout_project
 
 NO_CHECKOUT = Path("(none)")
 NOT_RESOLVED = "not resolved: verify needs no checkout"

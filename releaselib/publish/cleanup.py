@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 from releaselib.config import ReleaseConfig
 from releaselib.errors import AuthError, ReleaseError
-from releaselib.hub import Hub, RemoteSpace
+from releaselib.hub.client import Hub, RemoteSpace
 from releaselib.plugins import PluginRegistry
-from releaselib.promote import Promotion, promote
+from releaselib.publish.promote import Promotion, promote
 from releaselib.records import Verdict
 from releaselib.space_ids import CandidateId
 

@@ -21,12 +21,12 @@ from typing import Any
 
 from releaselib import __version__
 from releaselib.config import ReleaseConfig
-from releaselib.discover import discover_envs
 from releaselib.errors import AuthError, ReleaseError, UnreachableError, UsageError
-from releaselib.hub import KEEP_REMOTE, Hub, RemoteFile, RemoteSpace
+from releaselib.hub.client import KEEP_REMOTE, Hub, RemoteFile, RemoteSpace
 from releaselib.plugins import PluginRegistry
 from releaselib.records import StagedSpace
 from releaselib.space_ids import CandidateId, Canonicals, refuse_token
+from releaselib.stage.discover import discover_envs
 
 #: ``(space_id, what is happening)``: deploy's progress, for a live display or a log line
 Progress = Callable[[str, str], None]

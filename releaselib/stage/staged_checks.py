@@ -26,20 +26,20 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from releaselib import containers
-from releaselib.discover import discover_envs, select_envs
 from releaselib.errors import ReleaseError
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.probe import Outcome, ProbeResult, probe_base_url
 from releaselib.records import StagedSpace
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
+from releaselib.space_runtime import containers
 from releaselib.space_runtime.plan import BuildError
 from releaselib.space_runtime.process import free_port, start_space_process
-from releaselib.stage import stage_envs
+from releaselib.stage.discover import discover_envs, select_envs
+from releaselib.stage.stage_env import stage_envs
+from releaselib.verify.probe import Outcome, ProbeResult, probe_base_url
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 REPO_VAR = "OPENENV_RELEASE_REPO"
 #: Hadolint rules that staged Dockerfiles break on purpose, each with the reason.
 HADOLINT_IGNORES: Mapping[str, str] = {
@@ -222,7 +222,9 @@ def run_staged(
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="python -m releaselib.staged_checks", description=__doc__)
+    top = argparse.ArgumentParser(
+        prog="python -m releaselib.stage.staged_checks", description=__doc__
+    )
     commands = top.add_subparsers(dest="command", required=True)
     lint = commands.add_parser("lint", help="hadolint + static checks of staged Dockerfiles")
     lint.add_argument("envs", nargs="*", help="envs to stage (default: every deployable env)")

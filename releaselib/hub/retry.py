@@ -3,7 +3,8 @@ exponentially (capped, with jitter); a Hub that cannot be reached at all (connec
 name that does not resolve) gets two quick tries, so a wrong endpoint fails in well under a
 second. Installed as huggingface_hub's HTTP transport, so every
 HfApi call gets it. Commit POSTs are never retried here: a lost answer to a commit that the Hub
-applied would make a duplicate, so :mod:`releaselib.hub` re-reads the Space before trying again.
+applied would make a duplicate, so :mod:`releaselib.hub.client` re-reads the Space before trying
+again.
 """
 
 from __future__ import annotations

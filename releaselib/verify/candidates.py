@@ -8,7 +8,8 @@ threads (probing is I/O-bound: 16, or fewer when there are fewer Spaces), so a v
 about as long as its slowest Space.
 
 FAIL rests only on the Space's own evidence: an HTTP answer from its domain (see
-:mod:`releaselib.probe`), a Hub-reported BUILD_ERROR or RUNTIME_ERROR with its errorMessage, or a
+:mod:`releaselib.verify.probe`), a Hub-reported BUILD_ERROR or RUNTIME_ERROR with its errorMessage,
+or a
 RUNNING Space whose every READY domain answers an HTTP error for ``/health`` (a 401/403, 429 or
 redirect is never the env's, on any path). Anything else that stops a verdict is INCONCLUSIVE,
 with ``our_error`` set when the cause is on our side; it never replaces a standing verdict.
@@ -30,13 +31,13 @@ from typing import Any, Literal
 
 import httpx
 
-from releaselib.hub import Hub
-from releaselib.ledger import Ledger
+from releaselib.hub.client import Hub
+from releaselib.hub.runtime import Domain, SpaceState, watch
+from releaselib.ledger.ledger import Ledger
 from releaselib.plugins import Owned, PluginRegistry
-from releaselib.probe import Outcome, ProbeResult, probe_base_url
 from releaselib.records import Probe, Verdict
-from releaselib.runtime import Domain, SpaceState, watch
 from releaselib.space_ids import CandidateId
+from releaselib.verify.probe import Outcome, ProbeResult, probe_base_url
 
 DEFAULT_TIMEOUT = 20.0
 #: Probe threads unless told otherwise (never more than there are Spaces).

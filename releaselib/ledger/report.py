@@ -16,7 +16,7 @@ from typing import Any
 
 from releaselib.config import ReleaseConfig
 from releaselib.files import write_atomic
-from releaselib.ledger import EnvEntry, Ledger, StepRecord, default_path
+from releaselib.ledger.ledger import EnvEntry, Ledger, StepRecord, default_path
 from releaselib.render import render
 
 FAIL_REMEDY = (

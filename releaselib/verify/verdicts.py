@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from releaselib.hub import Hub, RemoteSpace
-from releaselib.ledger import Ledger
+from releaselib.hub.client import Hub, RemoteSpace
+from releaselib.ledger.ledger import Ledger
 from releaselib.records import OUTCOMES, Verdict
 
 #: The exit code of ``release`` and ``verify`` when nothing FAILed but some env ended

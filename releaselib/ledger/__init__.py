@@ -1,0 +1,1 @@
+"""The release ledger, and the board and briefing read from it."""

@@ -1,0 +1,1 @@
+"""What a verdict leads to: promote, collection, pin, cleanup."""

@@ -1,0 +1,1 @@
+"""Staging: which envs exist, the ref they pin to, one env's Space tree, its checks, its secrets."""

@@ -1,0 +1,1 @@
+"""Verification: probing a running env and judging each candidate."""
