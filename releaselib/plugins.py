@@ -3,8 +3,15 @@
 ``get_plugin_manager()`` builds a fresh manager (never a module global): built-in plugins from
 an explicit tuple, then outside plugins from the ``openenv_release`` entry-point group, minus
 those named in ``OPENENV_RELEASE_DISABLE_PLUGINS`` (comma-separated). ``check_pending()`` makes
-a misspelled hook an error. ``PluginRegistry`` calls each implementation itself so every record
-is attributed to its plugin, and clashes are errors naming both plugins.
+a misspelled hook an error. ``PluginRegistry`` calls each plugin's implementation through
+pluggy's hook machinery (a subset caller of ``pm.hook`` holding that one plugin), so tracing
+and monitoring see every call while every record, and every exception, is attributed to its
+plugin; clashes are errors naming both plugins.
+
+Ownership: a fix or probe for an env comes from the plugin that claims the env in
+``openenv_release_envs``. The one exception is a cross-cutting fix: an implementation of
+``openenv_release_fixes`` without the ``env`` parameter applies its fixes to every env, each
+keyed by the condition its ``apply`` detects.
 """
 
 from __future__ import annotations
@@ -12,11 +19,12 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import pluggy
+from pluggy import HookImpl
 
 from releaselib import hookspecs
 from releaselib.errors import PluginError
@@ -83,9 +91,24 @@ def get_plugin_manager(
             remedy="check the hook name against releaselib/hookspecs.py",
         ) from exc
     if os.environ.get(TRACE_VAR):
-        pm.trace.root.setwriter(sys.stderr.write)
-        pm.enable_tracing()
+        trace(pm, sys.stderr.write)
     return pm
+
+
+def trace(pm: pluggy.PluginManager, write: Callable[[str], object]) -> None:
+    """Write every hook call of ``pm`` to ``write``: pluggy's trace (hook, arguments, results),
+    with the plugin that answers each call."""
+    hooktrace = pm.trace.root.get("hook")
+
+    def before(hook_name: str, impls: Sequence[HookImpl], kwargs: Mapping[str, object]) -> None:
+        hooktrace("plugin:", ", ".join(impl.plugin_name for impl in impls))
+
+    def after(*args: object) -> None:
+        pass
+
+    pm.trace.root.setwriter(write)
+    pm.add_hookcall_monitoring(before, after)
+    pm.enable_tracing()
 
 
 @dataclass(frozen=True)
@@ -121,14 +144,27 @@ class PluginRegistry:
         self._profiles: dict[str, Owned[EnvProfile]] | None = None
 
     def _collect(self, hook_name: str, kind: type[T], **kwargs: Any) -> list[Owned[T]]:
+        return [owned for _, found in self._calls(hook_name, kind, **kwargs) for owned in found]
+
+    def _calls(
+        self, hook_name: str, kind: type[T], **kwargs: Any
+    ) -> Iterator[tuple[HookImpl, list[Owned[T]]]]:
+        """Each implementation of ``hook_name`` (registration order) and its checked records."""
         hook = getattr(self.pm.hook, hook_name)
-        out: list[Owned[T]] = []
-        for impl in hook.get_hookimpls():  # registration order
+        impls = hook.get_hookimpls()
+        for impl in impls:
             plugin = impl.plugin_name
-            call: Callable[..., Any] = impl.function
+            caller = self.pm.subset_hook_caller(
+                hook_name, [other.plugin for other in impls if other is not impl]
+            )
+            if caller.get_hookimpls() != [impl]:
+                raise PluginError(
+                    f"plugin {plugin} implements {hook_name} under another name",
+                    remedy=f"name the function {hook_name}",
+                )
             try:
-                result = call(**{k: v for k, v in kwargs.items() if k in impl.argnames})
-                records = list(result or ())
+                answers = caller(**kwargs)
+                records = [record for answer in answers for record in answer or ()]
             except Exception as exc:
                 raise PluginError(
                     f"plugin {plugin} raised in {hook_name}: {type(exc).__name__}: {exc}",
@@ -140,8 +176,7 @@ class PluginRegistry:
                         f"plugin {plugin} returned {type(record).__name__} from {hook_name}",
                         remedy=f"return {kind.__name__} records",
                     )
-                out.append(Owned(plugin, record))
-        return out
+            yield impl, [Owned(plugin, record) for record in records]
 
     def profiles(self) -> dict[str, Owned[EnvProfile]]:
         """Env name -> its profile; raises PluginError on any clash of env or canonical repo."""
@@ -183,10 +218,42 @@ class PluginRegistry:
         return owned.plugin if owned else None
 
     def fixes(self, env: str) -> list[Owned[Fix]]:
-        return self._collect("openenv_release_fixes", Fix, env=env)
+        """``env``'s fixes in order: its own plugin's, and every cross-cutting plugin's (those
+        implemented without ``env``); a fix from a plugin that does not claim it is an error."""
+        out: list[Owned[Fix]] = []
+        for impl, found in self._calls("openenv_release_fixes", Fix, env=env):
+            if found and "env" in impl.argnames:
+                self._owns(impl.plugin_name, env, "fix", found[0].record.name)
+            out += found
+        return out
 
     def probes(self, env: str) -> list[Owned[Probe]]:
-        return self._collect("openenv_release_probes", Probe, env=env)
+        """``env``'s probes, all from the plugin that claims it; step probes from two plugins,
+        or a probe from a plugin that does not claim ``env``, are errors."""
+        found = self._collect("openenv_release_probes", Probe, env=env)
+        stepping = list(dict.fromkeys(o.plugin for o in found if o.record.path == "/step"))
+        if len(stepping) > 1:
+            raise PluginError(
+                f"env {env} gets a step probe from two plugins: {stepping[0]} and {stepping[1]}",
+                remedy=f"keep the probe in the plugin that claims {env}",
+            )
+        for owned in found:
+            self._owns(owned.plugin, env, "probe", owned.record.name)
+        return found
+
+    def _owns(self, plugin: str, env: str, what: str, name: str) -> None:
+        """PluginError unless ``plugin`` claims ``env``."""
+        claimant = self.plugin_for(env)
+        if claimant == plugin:
+            return
+        held = f"{claimant} claims it" if claimant else "no plugin claims it"
+        raise PluginError(
+            f"plugin {plugin} returned {what} {name} for env {env}, which it does not claim "
+            f"({held})",
+            remedy=f"claim {env} in {plugin}'s openenv_release_envs, or move the {what} to "
+            f"{claimant or 'a plugin that claims it'}"
+            + ("; a cross-cutting fix takes no env parameter" if what == "fix" else ""),
+        )
 
     def allowed_secrets(self, env: str) -> list[Owned[AllowedSecret]]:
         return self._collect("openenv_release_allowed_secrets", AllowedSecret, env=env)

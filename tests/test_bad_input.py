@@ -26,7 +26,7 @@ from releaselib.hub.deploy import canonical_fence, deploy_all
 from releaselib.hub.retry import RetryPolicy
 from releaselib.localhub import Fault, LocalHub, Scenario, SpaceBehaviour
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.records import Check, Fix, StagedSpace
+from releaselib.records import Check, EnvProfile, Fix, StagedSpace
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.stage.stage_env import MAX_FILE_BYTES, stage_envs
 from tests.corpus import tree_digest
@@ -285,6 +285,10 @@ def test_one_bad_env_fails_alone(checkout: Path, tmp_path: Path, setup: Setup, f
 
 
 class RaisingFix:
+    @hookimpl
+    def openenv_release_envs(self) -> list[EnvProfile]:
+        return [EnvProfile("a_env")]
+
     @hookimpl
     def openenv_release_fixes(self, env: str) -> list[Fix]:
         def explode(tree: Path) -> str:

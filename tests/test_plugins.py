@@ -10,7 +10,7 @@ import pytest
 from releaselib.errors import PluginError
 from releaselib.hookspecs import hookimpl
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.records import CanonicalTarget, EnvProfile, Fix
+from releaselib.records import CanonicalTarget, EnvProfile, Fix, Probe
 
 
 def plugin_module(name: str, **hooks: object) -> str:
@@ -115,7 +115,11 @@ def test_fixes_only_come_from_plugins_that_own_the_env(make_registry) -> None:
     def fixes(env: str):
         return [Fix("f", "because", lambda tree: None)] if env == "maze_env" else []
 
-    registry = make_registry(plugin_module("plug_fix", openenv_release_fixes=fixes))
+    registry = make_registry(
+        plugin_module(
+            "plug_fix", openenv_release_envs=lambda: [EnvProfile("maze_env")], openenv_release_fixes=fixes
+        )
+    )
     assert [o.record.name for o in registry.fixes("maze_env")] == ["f"]
     assert registry.fixes("echo_env") == []
 
@@ -125,3 +129,123 @@ def test_records_validate_their_fields() -> None:
         CanonicalTarget("openenv/repl")
     with pytest.raises(ValueError, match="not a valid env name"):
         EnvProfile("../x")
+
+
+def claims(*envs: str):
+    """An ``openenv_release_envs`` implementation claiming ``envs``."""
+    return lambda: [EnvProfile(env) for env in envs]
+
+
+def a_fix(name: str) -> Fix:
+    return Fix(name, "because", lambda tree: None)
+
+
+def test_a_fix_for_an_env_the_plugin_does_not_claim_is_an_error(make_registry) -> None:
+    owner = plugin_module("plug_owner", openenv_release_envs=claims("maze_env"))
+    meddler = plugin_module(
+        "plug_meddler", openenv_release_fixes=lambda env: [a_fix("meddle")] if env else []
+    )
+    registry = make_registry(owner, meddler)
+    with pytest.raises(
+        PluginError,
+        match=r"plugin plug_meddler returned fix meddle for env maze_env, which it does not "
+        r"claim \(plug_owner claims it\)",
+    ):
+        registry.fixes("maze_env")
+    with pytest.raises(PluginError, match=r"for env echo_env.*\(no plugin claims it\)"):
+        registry.fixes("echo_env")
+
+
+def test_a_cross_cutting_fix_takes_no_env_and_goes_to_every_env(make_registry) -> None:
+    owner = plugin_module(
+        "plug_owner",
+        openenv_release_envs=claims("maze_env"),
+        openenv_release_fixes=lambda env: [a_fix("own")] if env == "maze_env" else [],
+    )
+    everywhere = plugin_module("plug_everywhere", openenv_release_fixes=lambda: [a_fix("all")])
+    registry = make_registry(owner, everywhere)
+    assert [(o.plugin, o.record.name) for o in registry.fixes("maze_env")] == [
+        ("plug_owner", "own"),
+        ("plug_everywhere", "all"),
+    ]
+    assert [o.record.name for o in registry.fixes("echo_env")] == ["all"]
+
+
+def step(name: str) -> Probe:
+    return Probe(name, "POST", "/step", {"action": {"x": 1}})
+
+
+def test_a_probe_for_an_env_the_plugin_does_not_claim_is_an_error(make_registry) -> None:
+    owner = plugin_module("plug_owner", openenv_release_envs=claims("maze_env"))
+    prober = plugin_module(
+        "plug_prober", openenv_release_probes=lambda env: [Probe("reset", "POST", "/reset")]
+    )
+    with pytest.raises(PluginError, match="plugin plug_prober returned probe reset for env maze_env"):
+        make_registry(owner, prober).probes("maze_env")
+
+
+def test_a_probe_cannot_be_cross_cutting(make_registry) -> None:
+    prober = plugin_module("plug_prober", openenv_release_probes=lambda: [step("s")])
+    with pytest.raises(PluginError, match="returned probe s for env echo_env, which it does not"):
+        make_registry(prober).probes("echo_env")
+
+
+def test_step_probes_for_one_env_from_two_plugins_is_an_error_naming_both(make_registry) -> None:
+    owner = plugin_module(
+        "plug_owner",
+        openenv_release_envs=claims("maze_env"),
+        openenv_release_probes=lambda env: [step("mine")] if env == "maze_env" else [],
+    )
+    second = plugin_module("plug_second", openenv_release_probes=lambda env: [step("theirs")])
+    with pytest.raises(
+        PluginError, match="env maze_env gets a step probe from two plugins: plug_owner and plug_second"
+    ):
+        make_registry(owner, second).probes("maze_env")
+
+
+def test_the_claimant_gives_probes_in_order(make_registry) -> None:
+    owner = plugin_module(
+        "plug_owner",
+        openenv_release_envs=claims("maze_env"),
+        openenv_release_probes=lambda env: [Probe("reset", "POST", "/reset"), step("s")],
+    )
+    registry = make_registry(owner)
+    assert [o.record.name for o in registry.probes("maze_env")] == ["reset", "s"]
+
+
+def test_tracing_prints_every_hook_call_with_its_plugin(
+    make_registry, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    owner = plugin_module(
+        "plug_owner",
+        openenv_release_envs=claims("maze_env"),
+        openenv_release_fixes=lambda env: [a_fix("own")] if env == "maze_env" else [],
+    )
+    monkeypatch.setenv("OPENENV_RELEASE_TRACE_PLUGINS", "1")
+    registry = make_registry(owner)
+    registry.fixes("maze_env")
+    registry.checks()
+    err = capsys.readouterr().err
+    assert "openenv_release_envs [hook]" in err and "openenv_release_fixes [hook]" in err
+    assert "env: maze_env" in err and "plugin: plug_owner" in err
+    assert "finish openenv_release_fixes -->" in err and "name='own'" in err
+    monkeypatch.delenv("OPENENV_RELEASE_TRACE_PLUGINS")
+    make_registry(owner).fixes("maze_env")
+    assert capsys.readouterr().err == ""
+
+
+def test_a_hookwrapper_sees_each_call(make_registry) -> None:
+    """Calls go through pluggy's hook machinery: a wrapper plugin sees them (impl.function did not)."""
+    seen: list[str] = []
+
+    class Watcher:
+        @hookimpl(wrapper=True)
+        def openenv_release_checks(self):
+            seen.append("checks")
+            return (yield)
+
+    owner = plugin_module("plug_owner", openenv_release_checks=lambda: [])
+    registry = make_registry(owner)
+    registry.pm.register(Watcher(), name="watcher")
+    assert registry.checks() == []
+    assert seen

@@ -65,8 +65,8 @@ def fetch(tree):
     raise RuntimeError(f"GET https://huggingface.co/x failed with Authorization: Bearer {os.environ['HF_TOKEN']}")
 
 @hookimpl
-def openenv_release_fixes(env):
-    return [Fix("fetch-assets", "download assets", fetch)] if env == "echo_env" else []
+def openenv_release_fixes():  # cross-cutting: echo_env is claimed by its built-in plugin
+    return [Fix("fetch-assets", "download assets", fetch)]
 """
 
 

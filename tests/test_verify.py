@@ -29,7 +29,7 @@ from releaselib.ledger.ledger import Ledger
 from releaselib.localhub import LocalHub, Scenario, SpaceBehaviour
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.publish.pin_step import pin_envs
-from releaselib.records import Probe, StagedSpace
+from releaselib.records import EnvProfile, Probe, StagedSpace
 from releaselib.space_ids import Canonicals
 from releaselib.stage.staged_tree import build_manifest, manifest_hash
 from releaselib.verify.candidates import (
@@ -250,6 +250,7 @@ def test_schema_derived_steps_are_accepted_for_three_action_shapes(hub: LocalHub
 def test_a_plugin_step_body_replaces_the_derived_one(hub: LocalHub) -> None:
     module = types.ModuleType("echo_probe_plugin")
     body = {"action": {"message": "from the plugin"}}
+    module.openenv_release_envs = hookimpl(lambda: (EnvProfile("echo_env"),))  # type: ignore[attr-defined]
     module.openenv_release_probes = hookimpl(  # type: ignore[attr-defined]
         lambda env: (Probe("echo-step", "POST", "/step", body),) if env == "echo_env" else ()
     )
