@@ -69,7 +69,12 @@ def staged_lint(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none", default=False)
 def staged_run(session: nox.Session) -> None:
-    """Stage ENV, run it container-less like the embedded Hub, probe reset and step."""
+    """Stage ENV, run it container-less like the embedded Hub, probe it [--start-timeout S (60)].
+
+    ``-- [--repo PATH] [--start-timeout S] [--timeout S] ENV...``: S seconds for the server to
+    listen, then seconds per probe request. A server that does not listen is reported with the
+    last 40 lines of its stdout and stderr.
+    """
     session.run(*STAGED_CHECKS, "run", *staged_args(session), external=True)
 
 

@@ -34,7 +34,7 @@ from releaselib.shell import Runner
 from releaselib.shell import run as default_run
 from releaselib.space_runtime import containers
 from releaselib.space_runtime.plan import BuildError
-from releaselib.space_runtime.process import free_port, start_space_process
+from releaselib.space_runtime.process import SpaceProcess, free_port, start_space_process
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.stage.stage_env import stage_envs
 from releaselib.verify.probe import Outcome, ProbeResult, probe_base_url
@@ -50,6 +50,8 @@ HADOLINT_IGNORES: Mapping[str, str] = {
     "final CMD's form is our own cmd-json-form check",
 }
 FAILING_LEVELS = frozenset({"error"})
+#: Lines of each of the server's output streams a run report shows when it is not PASS.
+OUTPUT_LINES = 40
 COUNTS = frozenset({"errors", "warnings", "info"})
 
 
@@ -175,24 +177,40 @@ def print_lint(console: Console, reports: Sequence[LintReport]) -> None:
 
 @dataclass(frozen=True)
 class RunReport:
-    """How a staged Space fared when started container-less and probed."""
+    """How a staged Space fared when started container-less and probed; ``output`` is the tail
+    of what the server wrote, shown unless it passed."""
 
     env: str
     outcome: Outcome
     reason: str
     start_seconds: float | None = None
     probe: ProbeResult | None = None
-    stderr: str = ""
+    output: str = ""
 
     def render(self) -> str:
         started = f" (listening after {self.start_seconds:.1f}s)" if self.start_seconds else ""
         lines = [f"{self.env}: {self.outcome.value}: {self.reason}{started}"]
         if self.probe is not None:
             lines += self.probe.render().splitlines()[1:]
-        if self.stderr and self.outcome is not Outcome.PASS:
-            lines.append("  server stderr (last lines):")
-            lines += [f"    {line}" for line in self.stderr.splitlines()]
+        if self.output and self.outcome is not Outcome.PASS:
+            lines += self.output.splitlines()
         return "\n".join(lines)
+
+
+def output_tail(process: SpaceProcess, lines: int = OUTPUT_LINES) -> str:
+    """The last ``lines`` lines of the server's stdout and of its stderr, each under a heading
+    (the Space runtime logs them to ``stdout.log`` and ``stderr.log`` side by side)."""
+    parts = []
+    for stream in ("stdout", "stderr"):
+        try:
+            text = process.stderr_path.with_name(f"{stream}.log").read_text(errors="replace")
+        except FileNotFoundError:
+            continue
+        tail = text.strip().splitlines()[-lines:]
+        if tail:
+            parts.append(f"  server {stream} (last {len(tail)} lines):")
+            parts += [f"    {line}" for line in tail]
+    return "\n".join(parts)
 
 
 def run_staged(
@@ -210,12 +228,16 @@ def run_staged(
             outcome, why = (
                 (Outcome.FAIL, f"the server exited with status {code} before listening")
                 if code is not None
-                else (Outcome.INCONCLUSIVE, f"not listening after {start_timeout:.0f}s")
+                else (
+                    Outcome.INCONCLUSIVE,
+                    f"not listening after {start_timeout:g}s; if it is only slow to start, "
+                    "pass a longer --start-timeout",
+                )
             )
-            return RunReport(env, outcome, why, stderr=process.stderr_tail())
+            return RunReport(env, outcome, why, output=output_tail(process))
         started = time.monotonic() - began
         probe = probe_base_url(f"http://127.0.0.1:{process.port}", timeout=probe_timeout)
-        return RunReport(env, probe.outcome, probe.reason, started, probe, process.stderr_tail())
+        return RunReport(env, probe.outcome, probe.reason, started, probe, output_tail(process))
 
 
 # -- the command line ---------------------------------------------------------------------------
@@ -230,7 +252,12 @@ def parser() -> argparse.ArgumentParser:
     lint.add_argument("envs", nargs="*", help="envs to stage (default: every deployable env)")
     run = commands.add_parser("run", help="run staged Spaces container-less and probe them")
     run.add_argument("envs", nargs="+")
-    run.add_argument("--start-timeout", type=float, default=60)
+    run.add_argument(
+        "--start-timeout",
+        type=float,
+        default=60,
+        help="seconds to wait for the server to listen (default 60)",
+    )
     run.add_argument("--timeout", type=float, default=20, help="seconds per probe request")
     docker = commands.add_parser("docker", help="build and run staged Spaces in an engine")
     docker.add_argument("envs", nargs="+")
