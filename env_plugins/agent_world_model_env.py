@@ -15,5 +15,7 @@ def openenv_release_envs() -> tuple[EnvProfile, ...]:
 
 @hookimpl
 def openenv_release_probes(env: str) -> tuple[Probe, ...]:
+    if env != ENV:
+        return ()
     step = {"action": {"type": "list_tools"}}
-    return (Probe("step", "POST", "/step", step),) if env == ENV else ()
+    return (Probe("step", "POST", "/step", step),)

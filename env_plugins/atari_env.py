@@ -3,7 +3,9 @@
 from releaselib.hookspecs import hookimpl
 from releaselib.records import CanonicalTarget, EnvProfile
 
+ENV = "atari_env"
+
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
-    return (EnvProfile("atari_env", targets=(CanonicalTarget("atari_env"),)),)
+    return (EnvProfile(ENV, targets=(CanonicalTarget(ENV),)),)

@@ -19,7 +19,9 @@ def openenv_release_envs() -> tuple[EnvProfile, ...]:
 
 @hookimpl
 def openenv_release_fixes(env: str) -> tuple[Fix, ...]:
-    return (drop_dirs(ENV, "client_notebooks"),) if env == ENV else ()
+    if env != ENV:
+        return ()
+    return (drop_dirs(ENV, "client_notebooks"),)
 
 
 @hookimpl
@@ -39,6 +41,8 @@ def openenv_release_allowed_secrets(env: str) -> tuple[AllowedSecret, ...]:
 
 @hookimpl
 def openenv_release_probes(env: str) -> tuple[Probe, ...]:
+    if env != ENV:
+        return ()
     # its custom server has no /schema to derive a step from; listing the MCP tools is a step
     step = {"action": {"action_type": "ListToolsAction"}}
-    return (Probe("step", "POST", "/step", step),) if env == ENV else ()
+    return (Probe("step", "POST", "/step", step),)

@@ -3,12 +3,14 @@
 from releaselib.hookspecs import hookimpl
 from releaselib.records import EnvProfile
 
+ENV = "carla_env"
+
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
     return (
         EnvProfile(
-            "carla_env",
+            ENV,
             hardware="t4-medium",
             probe_timeout=120.0,
             services=("the CARLA simulator (about 10 GB from carla.org) at build time",),

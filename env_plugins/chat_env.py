@@ -20,5 +20,7 @@ def openenv_release_envs() -> tuple[EnvProfile, ...]:
 
 @hookimpl
 def openenv_release_probes(env: str) -> tuple[Probe, ...]:
-    # Schema-derived step bodies fail here: tokens must be a non-empty list of token ids..
-    return (Probe("step", "POST", "/step", {"action": {"tokens": [15496]}}),) if env == ENV else ()
+    if env != ENV:
+        return ()
+    # Schema-derived step bodies fail here: tokens must be a non-empty list of token ids.
+    return (Probe("step", "POST", "/step", {"action": {"tokens": [15496]}}),)

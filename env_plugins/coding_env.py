@@ -3,7 +3,9 @@
 from releaselib.hookspecs import hookimpl
 from releaselib.records import CanonicalTarget, EnvProfile
 
+ENV = "coding_env"
+
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
-    return (EnvProfile("coding_env", targets=(CanonicalTarget("coding_env"),)),)
+    return (EnvProfile(ENV, targets=(CanonicalTarget(ENV),)),)

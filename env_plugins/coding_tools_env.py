@@ -3,7 +3,9 @@
 from releaselib.hookspecs import hookimpl
 from releaselib.records import EnvProfile
 
+ENV = "coding_tools_env"
+
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
-    return (EnvProfile("coding_tools_env", secrets=("E2B_API_KEY",)),)
+    return (EnvProfile(ENV, secrets=("E2B_API_KEY",)),)

@@ -3,7 +3,9 @@
 from releaselib.hookspecs import hookimpl
 from releaselib.records import CanonicalTarget, EnvProfile
 
+ENV = "echo_env"
+
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
-    return (EnvProfile("echo_env", targets=(CanonicalTarget("echo_env"),)),)
+    return (EnvProfile(ENV, targets=(CanonicalTarget(ENV),)),)

@@ -20,22 +20,20 @@ def openenv_release_envs() -> tuple[EnvProfile, ...]:
 
 @hookimpl
 def openenv_release_probes(env: str) -> tuple[Probe, ...]:
+    if env != ENV:
+        return ()
     # Schema-derived step bodies fail here: its MCP action class only accepts call_tool, so
-    # list_tools answers 422..
+    # list_tools answers 422.
     return (
-        (
-            Probe(
-                "step",
-                "POST",
-                "/step",
-                {
-                    "action": {
-                        "tool_name": "get_descriptions",
-                        "arguments": {"company_name": "apple"},
-                    }
-                },
-            ),
-        )
-        if env == ENV
-        else ()
+        Probe(
+            "step",
+            "POST",
+            "/step",
+            {
+                "action": {
+                    "tool_name": "get_descriptions",
+                    "arguments": {"company_name": "apple"},
+                }
+            },
+        ),
     )

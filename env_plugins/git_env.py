@@ -3,7 +3,9 @@
 from releaselib.hookspecs import hookimpl
 from releaselib.records import EnvProfile
 
+ENV = "git_env"
+
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
-    return (EnvProfile("git_env", probe_timeout=120.0, services=("a Gitea server (GITEA_URL)",)),)
+    return (EnvProfile(ENV, probe_timeout=120.0, services=("a Gitea server (GITEA_URL)",)),)

@@ -3,7 +3,9 @@
 from releaselib.hookspecs import hookimpl
 from releaselib.records import EnvProfile
 
+ENV = "julia_env"
+
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
-    return (EnvProfile("julia_env", services=("Julia from install.julialang.org at build time",)),)
+    return (EnvProfile(ENV, services=("Julia from install.julialang.org at build time",)),)

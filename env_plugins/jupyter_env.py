@@ -3,7 +3,9 @@
 from releaselib.hookspecs import hookimpl
 from releaselib.records import EnvProfile
 
+ENV = "jupyter_env"
+
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
-    return (EnvProfile("jupyter_env", secrets=("E2B_API_KEY",)),)
+    return (EnvProfile(ENV, secrets=("E2B_API_KEY",)),)

@@ -3,7 +3,9 @@
 from releaselib.hookspecs import hookimpl
 from releaselib.records import EnvProfile
 
+ENV = "kernrl"
+
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
-    return (EnvProfile("kernrl", hardware="t4-small"),)
+    return (EnvProfile(ENV, hardware="t4-small"),)

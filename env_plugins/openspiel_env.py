@@ -20,4 +20,6 @@ def openenv_release_envs() -> tuple[EnvProfile, ...]:
 
 @hookimpl
 def openenv_release_fixes(env: str) -> tuple[Fix, ...]:
-    return (literal_from("OPENSPIEL_BASE_IMAGE"), json_form_cmd()) if env == ENV else ()
+    if env != ENV:
+        return ()
+    return (literal_from("OPENSPIEL_BASE_IMAGE"), json_form_cmd())

@@ -3,12 +3,14 @@
 from releaselib.hookspecs import hookimpl
 from releaselib.records import CanonicalTarget, EnvProfile
 
+ENV = "repl_env"
+
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
     return (
         EnvProfile(
-            "repl_env",
+            ENV,
             targets=(CanonicalTarget("repl"),),
             note="HF_TOKEN is optional (hosted inference)",
         ),

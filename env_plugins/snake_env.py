@@ -14,4 +14,6 @@ def openenv_release_envs() -> tuple[EnvProfile, ...]:
 
 @hookimpl
 def openenv_release_fixes(env: str) -> tuple[Fix, ...]:
-    return (legacy_pythonpath("/app/env/src/core:/app/env/src:/app/env"),) if env == ENV else ()
+    if env != ENV:
+        return ()
+    return (legacy_pythonpath("/app/env/src/core:/app/env/src:/app/env"),)

@@ -4,13 +4,15 @@ installs SUMO from apt."""
 from releaselib.hookspecs import hookimpl
 from releaselib.records import CanonicalTarget, EnvProfile
 
+ENV = "sumo_rl_env"
+
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
     return (
         EnvProfile(
-            "sumo_rl_env",
-            targets=(CanonicalTarget("sumo_rl_env"),),
+            ENV,
+            targets=(CanonicalTarget(ENV),),
             services=("SUMO from apt (sumo, sumo-tools) at build time",),
         ),
     )

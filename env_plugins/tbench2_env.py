@@ -3,12 +3,14 @@
 from releaselib.hookspecs import hookimpl
 from releaselib.records import CanonicalTarget, EnvProfile
 
+ENV = "tbench2_env"
+
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
     return (
         EnvProfile(
-            "tbench2_env",
+            ENV,
             targets=(CanonicalTarget("tbench2"),),
             services=("the Terminal-Bench-2 tasks from GitHub at run time",),
         ),

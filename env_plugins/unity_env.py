@@ -3,12 +3,14 @@
 from releaselib.hookspecs import hookimpl
 from releaselib.records import EnvProfile
 
+ENV = "unity_env"
+
 
 @hookimpl
 def openenv_release_envs() -> tuple[EnvProfile, ...]:
     return (
         EnvProfile(
-            "unity_env",
+            ENV,
             probe_timeout=180.0,
             services=("Unity binaries downloaded at run time (amd64 only)",),
         ),

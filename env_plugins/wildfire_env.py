@@ -14,11 +14,15 @@ def openenv_release_envs() -> tuple[EnvProfile, ...]:
 
 @hookimpl
 def openenv_release_fixes(env: str) -> tuple[Fix, ...]:
-    return (json_form_cmd(),) if env == ENV else ()
+    if env != ENV:
+        return ()
+    return (json_form_cmd(),)
 
 
 @hookimpl
 def openenv_release_probes(env: str) -> tuple[Probe, ...]:
+    if env != ENV:
+        return ()
     # Schema-derived step bodies fail here: its action is a free string the env checks
-    # (break/water/wait): a schema-derived "" fails in the env..
-    return (Probe("step", "POST", "/step", {"action": {"action": "wait"}}),) if env == ENV else ()
+    # (break/water/wait): a schema-derived "" fails in the env.
+    return (Probe("step", "POST", "/step", {"action": {"action": "wait"}}),)

@@ -19,7 +19,7 @@ from releaselib.errors import ReleaseError
     }
 )
 def new(c: Context, env: str, root: str = ".") -> None:
-    """Write env_plugins/ENV.py and its test from the templates, and register it."""
+    """Write env_plugins/ENV.py (the shape every built-in plugin has) and register it."""
     from releaselib.scaffold import new_plugin
 
     try:
@@ -28,7 +28,10 @@ def new(c: Context, env: str, root: str = ".") -> None:
         raise Exit(f"error: {exc.one_line()}", code=exc.exit_code) from None
     for path in written:
         print(f"wrote {path}")
-    print(f"next: add fixes to env_plugins/{env}.py, then pytest tests/env_plugins/test_{env}.py")
+    print(
+        f"next: add its fixes and probes to env_plugins/{env}.py (docs/adding-a-plugin.md), "
+        "then pytest tests/env_plugins"
+    )
 
 
 plugin = Collection("plugin", new)

@@ -1,8 +1,11 @@
-"""Scaffold a built-in env plugin: ``env_plugins/<env>.py``, its test, its BUILTIN_PLUGINS entry.
+"""Scaffold a built-in env plugin: ``env_plugins/<env>.py`` and its BUILTIN_PLUGINS entry.
 
-The module and its test are rendered from ``releaselib/templates/env_plugin*.py.j2``; the entry is
-spliced into the ``BUILTIN_PLUGINS`` tuple of ``env_plugins/__init__.py``, located with ``ast``,
-keeping the env modules after ``releaselib.stage.checks`` in sorted order.
+The module is rendered from ``releaselib/templates/env_plugin.py.j2`` in the shape every
+built-in env plugin has (``ENV``, a profile claiming it; per-env hooks start with
+``if env != ENV: return ()``), which ``tests/env_plugins/test_builtin_plugins.py`` checks for
+every module. The entry is spliced into the ``BUILTIN_PLUGINS`` tuple of
+``env_plugins/__init__.py``, located with ``ast``, keeping the env modules after
+``releaselib.stage.checks`` in sorted order.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ ENV_PREFIX = "env_plugins."
 
 
 def new_plugin(project_root: Path, env: str) -> list[Path]:
-    """Write the plugin module and test for ``env`` and register it; returns the paths written."""
+    """Write the plugin module for ``env`` and register it; returns the paths written."""
     check_plugin_name(env)
     init = project_root / "env_plugins" / "__init__.py"
     if not init.is_file():
@@ -30,16 +33,12 @@ def new_plugin(project_root: Path, env: str) -> list[Path]:
             remedy="run from the openenv-release project root, or pass --root",
         )
     module = project_root / "env_plugins" / f"{env}.py"
-    test = project_root / "tests" / "env_plugins" / f"test_{env}.py"
-    for path in (module, test):
-        if path.exists():
-            raise UsageError(f"{path} exists: {env} already has a plugin", remedy="edit that one")
+    if module.exists():
+        raise UsageError(f"{module} exists: {env} already has a plugin", remedy="edit that one")
     registered = register(init.read_text(encoding="utf-8"), f"env_plugins.{env}")
-    test.parent.mkdir(parents=True, exist_ok=True)
     module.write_text(render("env_plugin.py.j2", env=env), encoding="utf-8")
-    test.write_text(render("env_plugin_test.py.j2", env=env), encoding="utf-8")
     init.write_text(registered, encoding="utf-8")
-    return [module, test, init]
+    return [module, init]
 
 
 def check_plugin_name(env: str) -> str:

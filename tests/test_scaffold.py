@@ -1,4 +1,5 @@
-"""``invoke plugin.new``: the scaffolded plugin registers, lints, type-checks and its test passes."""
+"""``invoke plugin.new``: the scaffolded plugin registers, lints, type-checks, and has the shape
+the built-in plugins' meta-test checks for every module."""
 
 from __future__ import annotations
 
@@ -17,11 +18,12 @@ from releaselib.errors import UsageError
 from releaselib.scaffold import new_plugin, register
 
 PROJECT = Path(__file__).resolve().parents[1]
+META_TEST = "tests/env_plugins/test_builtin_plugins.py"
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A copy of env_plugins/ with a minimal tests tree, the tool config, and releaselib linked."""
+    """A copy of env_plugins/ and its meta-test, the tool config, and releaselib linked."""
     root = tmp_path / "project"
     shutil.copytree(
         PROJECT / "env_plugins", root / "env_plugins", ignore=shutil.ignore_patterns("__pycache__")
@@ -29,6 +31,7 @@ def project(tmp_path: Path) -> Path:
     (root / "tests" / "env_plugins").mkdir(parents=True)
     (root / "tests" / "__init__.py").touch()
     (root / "tests" / "env_plugins" / "__init__.py").touch()
+    shutil.copyfile(PROJECT / META_TEST, root / META_TEST)
     shutil.copyfile(PROJECT / "pyproject.toml", root / "pyproject.toml")
     (root / "releaselib").symlink_to(PROJECT / "releaselib")
     return root
@@ -42,11 +45,12 @@ def builtins(root: Path) -> list[str]:
 
 def run(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", *argv], cwd=root, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", *argv], cwd=root, capture_output=True, text=True, timeout=120,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)},
     )
 
 
-def test_the_task_writes_plugin_and_test_and_registers_it_in_order(
+def test_the_task_writes_the_plugin_and_registers_it_in_order(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = builtins(project)
@@ -54,7 +58,7 @@ def test_the_task_writes_plugin_and_test_and_registers_it_in_order(
         ["invoke", "plugin.new", "--env", "fancy_env", "--root", str(project)], exit=False
     )
     assert (project / "env_plugins" / "fancy_env.py").is_file()
-    assert (project / "tests" / "env_plugins" / "test_fancy_env.py").is_file()
+    assert not list((project / "tests" / "env_plugins").glob("test_fancy*"))
     after = builtins(project)
     envs = [name for name in after if name.startswith("env_plugins.")]
     assert after[0] == "releaselib.stage.checks" and envs == sorted(envs)
@@ -62,24 +66,24 @@ def test_the_task_writes_plugin_and_test_and_registers_it_in_order(
     assert "wrote" in capsys.readouterr().out
 
 
-def test_the_generated_files_pass_their_test_lint_and_types(project: Path) -> None:
-    written = new_plugin(project, "fancy_env")
-    files = [str(p.relative_to(project)) for p in written[:2]]
-    tested = run(project, "pytest", "-q", "-p", "no:cacheprovider", files[1])
+def test_the_generated_plugin_passes_the_meta_test_lint_and_types(project: Path) -> None:
+    module, _ = new_plugin(project, "fancy_env")
+    tested = run(project, "pytest", "-q", "-p", "no:cacheprovider", META_TEST)
     assert tested.returncode == 0, tested.stdout + tested.stderr
-    assert "3 passed" in tested.stdout
-    linted = run(project, "ruff", "check", *files)
+    rel = str(module.relative_to(project))
+    linted = run(project, "ruff", "check", rel)
     assert linted.returncode == 0, linted.stdout
-    typed = run(project, "mypy", "--no-incremental", *files)
+    typed = run(project, "mypy", "--no-incremental", "--follow-imports=silent", rel)
     assert typed.returncode == 0, typed.stdout
 
 
-def test_the_generated_test_fails_when_the_plugin_does_not_claim_its_env(project: Path) -> None:
-    module, test, _ = new_plugin(project, "fancy_env")
-    module.write_text(
-        module.read_text().replace("(EnvProfile(ENV),)", '(EnvProfile("other_env"),)')
-    )
-    assert run(project, "pytest", "-q", "-p", "no:cacheprovider", str(test)).returncode == 1
+def test_the_meta_test_fails_when_the_plugin_leaves_the_shape(project: Path) -> None:
+    module, _ = new_plugin(project, "fancy_env")
+    text = module.read_text()
+    module.write_text(text.replace("(EnvProfile(ENV),)", '(EnvProfile("other_env"),)'))
+    assert run(project, "pytest", "-q", "-p", "no:cacheprovider", META_TEST).returncode == 1
+    module.write_text(text.replace('ENV = "fancy_env"', 'ENV = "fancy"'))
+    assert run(project, "pytest", "-q", "-p", "no:cacheprovider", META_TEST).returncode == 1
 
 
 @pytest.mark.parametrize(
@@ -98,7 +102,6 @@ def test_refuses_envs_with_a_plugin_and_names_that_cannot_be_modules(
     with pytest.raises(UsageError, match=message):
         new_plugin(project, env)
     assert (project / "env_plugins" / "__init__.py").read_text() == init
-    assert not list((project / "tests" / "env_plugins").glob("test_*.py"))
 
 
 def test_register_keeps_the_layout_at_either_end() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 from pathlib import Path
 
@@ -20,10 +21,14 @@ from releaselib.edit.dockerfile_model import Dockerfile
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 
 
-def test_every_env_module_is_registered_and_names_its_own_env() -> None:
-    modules = {
+def env_modules() -> set[str]:
+    return {
         m.name for m in pkgutil.iter_modules(env_plugins.__path__) if not m.name.startswith("_")
     }
+
+
+def test_every_env_module_is_registered_and_names_its_own_env() -> None:
+    modules = env_modules()
     assert {f"env_plugins.{m}" for m in modules} == {
         p for p in BUILTIN_PLUGINS if p.startswith("env_plugins.")
     }
@@ -32,6 +37,32 @@ def test_every_env_module_is_registered_and_names_its_own_env() -> None:
         profiles = importlib.import_module(f"env_plugins.{module}").openenv_release_envs()
         assert [p.env for p in profiles] == [module]
         assert registry.plugin_for(module) == f"env_plugins.{module}"
+
+
+#: The per-env hooks; each starts with the guard ``plugin.new``'s shape gives it.
+PER_ENV_HOOKS = (
+    "openenv_release_fixes",
+    "openenv_release_probes",
+    "openenv_release_allowed_secrets",
+)
+GUARD = "    if env != ENV:\n        return ()\n"
+
+
+def test_every_env_plugin_has_the_shape_plugin_new_writes() -> None:
+    """ENV names the module, the docstring starts with it, and every per-env hook starts with
+    the guard that keeps it to its own env (the registry would refuse anything else)."""
+    for name in sorted(env_modules()):
+        module = importlib.import_module(f"env_plugins.{name}")
+        assert name == module.ENV, name
+        assert (module.__doc__ or "").startswith(f"{name}: "), name
+        for hook in PER_ENV_HOOKS:
+            if hasattr(module, hook):
+                body = inspect.getsource(getattr(module, hook)).split(":\n", 1)[1]
+                assert body.startswith(GUARD), f"{name}.{hook} does not start with the guard"
+    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    for env in [*sorted(env_modules()), "unclaimed_env"]:  # no PluginError: ownership holds
+        assert all(o.plugin == f"env_plugins.{env}" for o in registry.fixes(env))
+        assert all(o.plugin == f"env_plugins.{env}" for o in registry.probes(env))
 
 
 def test_the_seed_canonical_map_is_carried_by_plugins() -> None:
