@@ -1,19 +1,13 @@
 """Tally's action and observation."""
 
 from openenv.core.env_server.types import Action, Observation
-from pydantic import field_validator
+from pydantic import Field
 
 
 class TallyAction(Action):
-    amount: int
-
-    @field_validator("amount")
-    @classmethod
-    def moves(cls, amount: int) -> int:
-        if amount == 0:
-            raise ValueError("a tally step must add a non-zero amount")
-        return amount
+    counter: str = Field(pattern="^[a-z]+$", description="which tally: lower-case letters")
+    amount: int = 1
 
 
 class TallyObservation(Observation):
-    total: int = 0
+    totals: dict[str, int] = Field(default_factory=dict)
