@@ -151,13 +151,13 @@ class PluginRegistry:
     ) -> Iterator[tuple[HookImpl, list[Owned[T]]]]:
         """Each implementation of ``hook_name`` (registration order) and its checked records."""
         hook = getattr(self.pm.hook, hook_name)
-        impls = hook.get_hookimpls()
-        for impl in impls:
+        impls = [i for i in hook.get_hookimpls() if not (i.wrapper or i.hookwrapper)]
+        for impl in impls:  # each alone, inside every wrapper
             plugin = impl.plugin_name
             caller = self.pm.subset_hook_caller(
                 hook_name, [other.plugin for other in impls if other is not impl]
             )
-            if caller.get_hookimpls() != [impl]:
+            if [i for i in caller.get_hookimpls() if i in impls] != [impl]:
                 raise PluginError(
                     f"plugin {plugin} implements {hook_name} under another name",
                     remedy=f"name the function {hook_name}",

@@ -10,7 +10,7 @@ import pytest
 from releaselib.errors import PluginError
 from releaselib.hookspecs import hookimpl
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.records import CanonicalTarget, EnvProfile, Fix, Probe
+from releaselib.records import CanonicalTarget, Check, EnvProfile, Fix, Probe
 
 
 def plugin_module(name: str, **hooks: object) -> str:
@@ -234,18 +234,19 @@ def test_tracing_prints_every_hook_call_with_its_plugin(
     assert capsys.readouterr().err == ""
 
 
-def test_a_hookwrapper_sees_each_call(make_registry) -> None:
-    """Calls go through pluggy's hook machinery: a wrapper plugin sees them (impl.function did not)."""
-    seen: list[str] = []
+def test_a_hookwrapper_wraps_each_plugins_call(make_registry) -> None:
+    """Calls go through pluggy's hook machinery, so a wrapper sees each plugin's answer."""
+    seen: list[object] = []
 
     class Watcher:
         @hookimpl(wrapper=True)
         def openenv_release_checks(self):
-            seen.append("checks")
-            return (yield)
+            answers = yield
+            seen.append(answers)
+            return answers
 
-    owner = plugin_module("plug_owner", openenv_release_checks=lambda: [])
-    registry = make_registry(owner)
+    check = Check("c", "a check", lambda tree: [])
+    registry = make_registry(plugin_module("plug_owner", openenv_release_checks=lambda: [check]))
     registry.pm.register(Watcher(), name="watcher")
-    assert registry.checks() == []
-    assert seen
+    assert [(o.plugin, o.record) for o in registry.checks()] == [("plug_owner", check)]
+    assert seen == [[[check]]]
