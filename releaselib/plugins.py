@@ -267,7 +267,8 @@ class PluginRegistry:
         return named_once("signature", self._collect("openenv_release_signatures", Signature))
 
     def describe(self) -> list[dict[str, object]]:
-        """One row per plugin: the envs it owns, its fixes, probes, checks, targets, needs."""
+        """One row per plugin: the envs it owns, its fixes (``env:name``, ``*:name`` for a
+        cross-cutting one), probes, checks, targets, needs."""
         rows: dict[str, dict[str, list[str]]] = {
             name: {"envs": [], "fixes": [], "probes": [], "checks": [], "targets": [], "needs": []}
             for name, _ in self.pm.list_name_plugin()
@@ -277,7 +278,9 @@ class PluginRegistry:
             rows[owned.plugin]["targets"] += [t.repo for t in owned.record.targets]
             rows[owned.plugin]["needs"] += [f"{env}: {n}" for n in owned.record.needs]
             for fix in self.fixes(env):
-                rows[fix.plugin]["fixes"].append(f"{env}:{fix.record.name}")
+                where = env if fix.plugin == owned.plugin else "*"  # "*": cross-cutting
+                if f"{where}:{fix.record.name}" not in rows[fix.plugin]["fixes"]:
+                    rows[fix.plugin]["fixes"].append(f"{where}:{fix.record.name}")
             for probe in self.probes(env):
                 rows[probe.plugin]["probes"].append(f"{env}:{probe.record.name}")
         for check in self.checks():

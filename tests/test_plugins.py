@@ -250,3 +250,15 @@ def test_a_hookwrapper_wraps_each_plugins_call(make_registry) -> None:
     registry.pm.register(Watcher(), name="watcher")
     assert [(o.plugin, o.record) for o in registry.checks()] == [("plug_owner", check)]
     assert seen == [[[check]]]
+
+
+def test_describe_lists_a_cross_cutting_fix_once(make_registry) -> None:
+    owner = plugin_module(
+        "plug_owner",
+        openenv_release_envs=claims("maze_env", "echo_env"),
+        openenv_release_fixes=lambda env: [a_fix("own")] if env == "maze_env" else [],
+    )
+    everywhere = plugin_module("plug_everywhere", openenv_release_fixes=lambda: [a_fix("all")])
+    rows = {row["plugin"]: row for row in make_registry(owner, everywhere).describe()}
+    assert rows["plug_owner"]["fixes"] == ["maze_env:own"]
+    assert rows["plug_everywhere"]["fixes"] == ["*:all"]
