@@ -21,7 +21,7 @@ import pytest
 import tomlkit
 from packaging.requirements import Requirement
 
-from releaselib.edit.deps import find_openenv_requirements, rewrite_pyproject, tool_pins
+from releaselib.edit.pyproject_deps import find_openenv_requirements, rewrite_pyproject, tool_pins
 from releaselib.errors import PinError, ReleaseError
 from releaselib.publish.pin import (
     PinResult,

@@ -106,14 +106,14 @@ class _Rewrite:
 
     def run_lines(self, dist: str, ref: str) -> None:
         """Pin OpenEnv specs in RUN lines and drop ``--frozen`` from ``uv sync``."""
-        from releaselib.edit import deps  # lazily: tomlkit and packaging are slow to import
+        from releaselib.edit import run_pins  # lazily: tomlkit and packaging are slow to import
 
         for index in range(len(self.df.instructions)):
             instr = self.df.instructions[index]
             if instr.cmd != "RUN":
                 continue
             command = instr.text.replace("\r\n", "\n")
-            command, pins = deps.rewrite_shell_command(
+            command, pins = run_pins.rewrite_shell_command(
                 command, path=self.df.path, line=instr.start_line, dist=dist, ref=ref
             )
             command, unfrozen = _unfreeze(command, self.df.path, instr.start_line)
@@ -123,7 +123,7 @@ class _Rewrite:
 
     def build_variables(self, dist: str, ref: str) -> None:
         """Pin OpenEnv requirements in ARG and ENV values a RUN expands (``pip install $SPEC``)."""
-        from releaselib.edit import deps  # lazily: tomlkit and packaging are slow to import
+        from releaselib.edit import run_pins  # lazily: tomlkit and packaging are slow to import
 
         runs = "\n".join(i.text for i in self.df.instructions if i.cmd == "RUN")
         for index in range(len(self.df.instructions)):
@@ -131,7 +131,7 @@ class _Rewrite:
             for name, value in build_variables(instr):
                 if not re.search(rf"\$\{{?{re.escape(name)}\b", runs):
                     continue
-                new = deps.rewrite_words(
+                new = run_pins.rewrite_words(
                     value, path=self.df.path, line=instr.start_line, dist=dist, ref=ref
                 )
                 if new is None:

@@ -90,9 +90,9 @@ def package_commands(text: str) -> Iterator[tuple[str, str, list[str]]]:
     """(manager, verb, packages) for each package-manager command of a RUN's shell text, read
     from parsed commands (the manager is the command word, also inside ``sh -c``), so text that
     only mentions one (``echo apt-get install git``) is not a command."""
-    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+    from releaselib.edit import shell_reader  # lazily: tomlkit and packaging load slowly
 
-    for words in deps.shell_commands(text):
+    for words in shell_reader.shell_commands(text):
         found = package_command(words)
         if found is not None:
             yield found
@@ -138,10 +138,10 @@ def _adds_git(command: tuple[str, str, list[str]]) -> bool:
 
 def removes_git(text: str) -> bool:
     """True if a RUN removes git: by name, or an apk virtual package that installed it."""
-    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+    from releaselib.edit import shell_reader  # lazily: tomlkit and packaging load slowly
 
     virtuals: set[str] = set()
-    for words in deps.shell_commands(text):
+    for words in shell_reader.shell_commands(text):
         words = _command_words(words)
         if words[:2] == ["apk", "add"] and any(_is_git(w) for w in words):
             virtuals |= {v for o, v in itertools.pairwise(words) if o in ("--virtual", "-t")}
@@ -261,11 +261,11 @@ def git_need(df: Dockerfile, stage: Stage, instr: Instruction, root: Path) -> st
 
 def run_installs(df: Dockerfile, stage: Stage, instr: Instruction) -> Iterator[tuple[str, str]]:
     """(kind, image path) for each file or project a RUN installs from, ENV/ARG expanded."""
-    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+    from releaselib.edit import shell_reader  # lazily: tomlkit and packaging load slowly
 
     scope = df.stage_env(stage)
     cwd = df.workdir(stage, at=instr) or "/"
-    for words in deps.simple_commands(shell_text(instr)):
+    for words in shell_reader.simple_commands(shell_text(instr)):
         words = _command_words(words)
         if words[:1] == ["cd"] and len(words) == 2:
             cwd = posixpath.join(cwd, expand(words[1], scope))
@@ -328,7 +328,7 @@ def build_files(df: Dockerfile, root: Path) -> list[Path]:
 def constraint_only(df: Dockerfile, root: Path, files: list[Path]) -> set[Path]:
     """The requirements files among ``files`` read only through ``-c`` (by another file or a
     RUN of ``df``), never installed from: pip refuses URLs and extras in them."""
-    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+    from releaselib.edit import requirements_txt  # lazily: tomlkit and packaging load slowly
 
     read: dict[str, set[Path]] = {"-c": set(), "-r": set()}
     for file in files:
@@ -337,7 +337,7 @@ def constraint_only(df: Dockerfile, root: Path, files: list[Path]) -> set[Path]:
                 text = file.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 continue
-            for option, include in deps.includes(text):
+            for option, include in requirements_txt.includes(text):
                 read[option].add((file.parent / include).resolve())
     for kind, found in installed_from(df, root):
         read["-c" if kind == "constraints" else "-r"].add(found.resolve())
@@ -346,7 +346,7 @@ def constraint_only(df: Dockerfile, root: Path, files: list[Path]) -> set[Path]:
 
 def with_includes(file: Path, seen: set[Path] | None = None) -> list[Path]:
     """``file`` (a pyproject for a project folder) and the files it includes, recursively."""
-    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+    from releaselib.edit import requirements_txt  # lazily: tomlkit and packaging load slowly
 
     seen = set() if seen is None else seen
     if file.is_dir():
@@ -357,16 +357,16 @@ def with_includes(file: Path, seen: set[Path] | None = None) -> list[Path]:
     if file.suffix == ".toml":
         return [file]
     try:
-        includes = deps.included_files(file.read_text(encoding="utf-8"))
+        includes = requirements_txt.included_files(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
         includes = []
     return [file, *(f for i in includes for f in with_includes(file.parent / i, seen))]
 
 
 def _command_words(words: list[str]) -> list[str]:
-    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+    from releaselib.edit import shell_reader  # lazily: tomlkit and packaging load slowly
 
-    return deps.command_words(words)
+    return shell_reader.command_words(words)
 
 
 def _installed(words: list[str]) -> Iterator[tuple[str, str]]:
@@ -442,7 +442,7 @@ def _option(words: list[str], names: frozenset[str]) -> str | None:
 
 def _file_need(found: Path, kind: str, root: Path, seen: set[Path]) -> str | None:
     """The git+ requirement ``found`` (a requirements file, a project) leads to, if any."""
-    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+    from releaselib.edit import requirements_txt  # lazily: tomlkit and packaging load slowly
 
     if found.is_dir():
         found = found / "pyproject.toml"
@@ -464,7 +464,7 @@ def _file_need(found: Path, kind: str, root: Path, seen: set[Path]) -> str | Non
         url = _GIT_URL.search(body)
         if url:
             return f"{url.group()} (in {shown})"
-    for include in deps.included_files(text):
+    for include in requirements_txt.included_files(text):
         need = _file_need(found.parent / include, "requirements", root, seen)
         if need:
             return need

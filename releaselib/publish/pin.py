@@ -47,7 +47,8 @@ from packaging.specifiers import Specifier
 from packaging.version import InvalidVersion, Version
 from tomlkit.items import String
 
-from releaselib.edit import deps
+from releaselib.edit import pyproject_deps, requirement, requirements_txt
+from releaselib.edit.pyproject_deps import TOOL_TABLE
 from releaselib.errors import PinError, StageError
 from releaselib.files import write_atomic
 from releaselib.records import Change, check_env_name
@@ -193,33 +194,33 @@ def _rewrite(
     text: str, path: str, version: Version, rewriter: Rewriter
 ) -> tuple[str, list[Change]]:
     """Apply ``rewriter`` to every OpenEnv requirement of a pyproject, through tomlkit."""
-    doc = deps.parse_toml(text, path)
-    own = deps.own_name(doc)
+    doc = pyproject_deps.parse_toml(text, path)
+    own = pyproject_deps.own_name(doc)
     if rewriter is lift_requirement:
         rewriter = _restoring(_recorded_was(doc))
     changes: list[Change] = []
     seen: Counter[str] = Counter()
-    for array in deps.requirement_arrays(doc):
+    for array in pyproject_deps.requirement_arrays(doc):
         for index, item in enumerate(array):
-            if not isinstance(item, String) or deps.is_self(str(item), own):
+            if not isinstance(item, String) or pyproject_deps.is_self(str(item), own):
                 continue
             spec = str(item)
             seen[spec] += 1
-            line = deps.line_of(text, spec, seen[spec])
+            line = pyproject_deps.line_of(text, spec, seen[spec])
             req = _openenv_requirement(spec, path, line)
             try:
                 result = None if req is None else rewriter(spec, req, version)
             except PinError as exc:
                 raise PinError(f"{path}:{line}: {exc.message}", remedy=exc.remedy) from None
             if result is not None:
-                array[index] = deps.string_like(item, result[0])
+                array[index] = pyproject_deps.string_like(item, result[0])
                 changes.append(Change(path, line, spec, *result))
     if not changes:
         return text, changes
-    marked = deps.TOOL_TABLE in doc.get("tool", {})
+    marked = TOOL_TABLE in doc.get("tool", {})
     _record_pins(doc, changes, version, pinned=rewriter is pin_requirement)
     new = tomlkit.dumps(doc)
-    if marked and deps.TOOL_TABLE not in doc.get("tool", {}):  # the table is gone: and its gap
+    if marked and TOOL_TABLE not in doc.get("tool", {}):  # the table is gone: and its gap
         new = re.sub(r"(\r?\n)(?:\r?\n)+\Z", r"\1", new)
     if "\r\n" in text and not re.search(r"(?<!\r)\n", text):  # lines tomlkit added get CRLF too
         new = re.sub(r"(?<!\r)\n", "\r\n", new)
@@ -228,7 +229,7 @@ def _rewrite(
 
 def _recorded_was(doc: Any) -> dict[str, str]:
     """Requirement strings ``pin`` wrote -> the spec each replaced (``was``)."""
-    table = doc.get("tool", {}).get(deps.TOOL_TABLE, {})
+    table = doc.get("tool", {}).get(TOOL_TABLE, {})
     entries = table.get("pins", []) if isinstance(table, dict) else []
     return {
         str(e["requirement"]): str(e["was"])
@@ -257,7 +258,7 @@ def _lifts_any(req: Requirement, version: Version) -> bool:
 def _record_pins(doc: Any, changes: list[Change], version: Version, *, pinned: bool) -> None:
     """Add what pin wrote to ``[tool.openenv-release] pins``, or drop the entries lifted."""
     tool = doc.get("tool")
-    table = tool.get(deps.TOOL_TABLE) if tool is not None else None
+    table = tool.get(TOOL_TABLE) if tool is not None else None
     if pinned:
         if tool is None:
             tool = doc["tool"] = tomlkit.table(is_super_table=True)
@@ -265,7 +266,7 @@ def _record_pins(doc: Any, changes: list[Change], version: Version, *, pinned: b
             table = tomlkit.table()
             table.add(tomlkit.comment(PINS_COMMENT))
             table["pins"] = tomlkit.array().multiline(True)
-            tool[deps.TOOL_TABLE] = table
+            tool[TOOL_TABLE] = table
         pins: Any = table["pins"]
         for change in changes:
             entry = tomlkit.inline_table()
@@ -277,7 +278,7 @@ def _record_pins(doc: Any, changes: list[Change], version: Version, *, pinned: b
     lifted = {c.before for c in changes}
     table["pins"] = [e for e in table["pins"] if e.get("requirement") not in lifted]
     if not table["pins"]:
-        del tool[deps.TOOL_TABLE]
+        del tool[TOOL_TABLE]
         if not tool:
             del doc["tool"]
 
@@ -304,7 +305,7 @@ def _rewrite_txt(text: str, path: str, version: Version, *, pin: bool) -> tuple[
         ending = line[len(body) :]
         mark = _TXT_MARK.search(body)
         plain = body[: mark.start()] if mark else body
-        start, end = deps._requirement_span(plain)
+        start, end = requirements_txt.requirement_span(plain)
         spec = plain[start:end]
         if not spec or spec.startswith("-"):
             continue
@@ -340,11 +341,11 @@ def tool_written_pins(tree: Path, env: str) -> list[str]:
         if not file.is_file():
             continue
         try:
-            doc = deps.parse_toml(file.read_bytes().decode("utf-8"), rel)
+            doc = pyproject_deps.parse_toml(file.read_bytes().decode("utf-8"), rel)
         except (UnicodeDecodeError, StageError):
             continue
-        written = deps.tool_pins(doc)
-        for array in deps.requirement_arrays(doc):
+        written = pyproject_deps.tool_pins(doc)
+        for array in pyproject_deps.requirement_arrays(doc):
             found += [f"{rel}: {item}" for item in array if str(item) in written]
     return found
 
@@ -352,7 +353,7 @@ def tool_written_pins(tree: Path, env: str) -> list[str]:
 def _openenv_requirement(spec: str, path: str, line: int | None) -> Requirement | None:
     """The parsed requirement if ``spec`` is on OpenEnv; PinError naming the line if unparsable."""
     try:
-        return deps.parse_requirement(spec)
+        return requirement.parse_requirement(spec)
     except InvalidRequirement as exc:
         raise PinError(
             f"{path}:{line}: cannot parse OpenEnv requirement {spec!r} ({exc})",
@@ -362,9 +363,9 @@ def _openenv_requirement(spec: str, path: str, line: int | None) -> Requirement 
 
 def _pin_url(spec: str, url: str, version: Version) -> tuple[str, str] | None:
     """``<name>[extras]<V`` for an OpenEnv git URL that would install V or later, else None."""
-    match = deps.OPENENV_URL.fullmatch(url)
+    match = requirement.OPENENV_URL.fullmatch(url)
     ref = match.group("ref") if match else None
-    if match is None or not (ref in deps.MOVING_REFS or _tag_at_or_above(ref, version)):
+    if match is None or not (ref in requirement.MOVING_REFS or _tag_at_or_above(ref, version)):
         return None
     head = _head(spec)
     rest = spec[len(head) :]

@@ -1,7 +1,7 @@
 """What a Space's Dockerfile installs with Python tools, read from the RUN steps of the stages its
 final stage needs, and the model of what its base image lacks.
 
-Commands are read as staging reads them (``releaselib.edit.deps.shell_commands``: after
+Commands are read as staging reads them (``releaselib.edit.shell_reader.shell_commands``: after
 ``&&``, ``;``, ``||``, ``|``, shell keywords, ``sudo`` and ``VAR=x``, and inside ``sh -c``).
 Recognised: ``uv sync`` (the project in WORKDIR; ``--no-install-project`` installs its
 dependencies only), ``pip``/``pip3``/``python -m pip``/``uv pip install`` with ``-r`` files,
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from releaselib.edit import deps, gitdeps
+from releaselib.edit import gitdeps, shell_reader
 from releaselib.edit.dockerfile_model import expand
 from releaselib.space_runtime.plan import BuildError, RunStep, StagePlan
 from releaselib.space_runtime.process import Layout
@@ -78,8 +78,8 @@ def plan_installs(layout: Layout) -> list[Install]:
         stage = layout.plan.stages[index]
         git = has_git[stage.base_stage] if stage.base_stage is not None else _image_has_git(stage)
         for run in stage.runs:
-            for words in deps.shell_commands(run.text):
-                words = [expand(w, run.scope) for w in deps.command_words(words)]
+            for words in shell_reader.shell_commands(run.text):
+                words = [expand(w, run.scope) for w in shell_reader.command_words(words)]
                 if gitdeps.command_installs_git(words):
                     git = True
                     continue

@@ -116,7 +116,13 @@ def check_openenv_pinned(stage_dir: Path) -> Iterator[Finding]:
     requirements files, pyprojects and their uv sources, conda environments) is a git URL to
     the OpenEnv repository at a fixed ref, the same ref everywhere: staging pins them all, so
     a finding is a spec staging left for PyPI to resolve."""
-    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+    from releaselib.edit import (
+        pyproject_deps,
+        requirement,
+        requirements_txt,
+        run_pins,
+        unrewritable_manifests,
+    )  # lazily: tomlkit and packaging load slowly
 
     df = _parsed(stage_dir)
     if df is None:
@@ -124,30 +130,36 @@ def check_openenv_pinned(stage_dir: Path) -> Iterator[Finding]:
     found: list[tuple[str, int | None, str, str | None]] = []  # file, line, spec, ref
     runs = "\n".join(i.text for i in df.instructions if i.cmd == "RUN")
     for instr in df.instructions:
-        specs = deps.shell_specs(instr.text) if instr.cmd == "RUN" else []
+        specs = run_pins.shell_specs(instr.text) if instr.cmd == "RUN" else []
         for name, value in build_variables(instr):
             if re.search(rf"\$\{{?{re.escape(name)}\b", runs):
-                specs += [w for w in value.split() if deps.names_openenv(w)]
-        found += [(DOCKERFILE, instr.start_line, s, deps.pinned_ref(s)) for s in specs]
+                specs += [w for w in value.split() if requirement.names_openenv(w)]
+        found += [(DOCKERFILE, instr.start_line, s, requirement.pinned_ref(s)) for s in specs]
     for file in gitdeps.build_files(df, stage_dir):
         rel = file.relative_to(stage_dir).as_posix()
         try:
             text = file.read_text(encoding="utf-8")
             if file.suffix == ".toml":
-                specs = deps.find_openenv_requirements(text, path=rel)
-                found += [(rel, deps.line_of(text, s, 1), s, deps.pinned_ref(s)) for s in specs]
-                found += [(rel, n, e, ref) for n, e, ref in deps.source_specs(text, rel)]
+                specs = pyproject_deps.find_openenv_requirements(text, path=rel)
+                found += [
+                    (rel, pyproject_deps.line_of(text, s, 1), s, requirement.pinned_ref(s))
+                    for s in specs
+                ]
+                found += [(rel, n, e, ref) for n, e, ref in pyproject_deps.source_specs(text, rel)]
             else:
-                found += [(rel, n, s, deps.pinned_ref(s)) for n, s in deps.requirements_specs(text)]
+                found += [
+                    (rel, n, s, requirement.pinned_ref(s))
+                    for n, s in requirements_txt.requirements_specs(text)
+                ]
         except (OSError, UnicodeDecodeError, StageError):
             continue  # staging reports files it cannot read or parse
     for file in gitdeps.conda_environments(stage_dir):
         rel = file.relative_to(stage_dir).as_posix()
         try:
-            specs = deps.conda_specs(file.read_text(encoding="utf-8"), rel)
+            specs = unrewritable_manifests.conda_specs(file.read_text(encoding="utf-8"), rel)
         except (OSError, UnicodeDecodeError, StageError):
             continue
-        found += [(rel, None, s, deps.pinned_ref(s)) for s in specs]
+        found += [(rel, None, s, requirement.pinned_ref(s)) for s in specs]
     refs = Counter(ref for *_, ref in found if ref is not None)
     main = refs.most_common(1)[0][0] if refs else None
     for where, line, spec, ref in found:

@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from releaselib.config import ReleaseConfig
-from releaselib.edit import deps, gitdeps, readme
+from releaselib.edit import (
+    gitdeps,
+    pyproject_deps,
+    readme,
+    requirements_txt,
+    unrewritable_manifests,
+)
 from releaselib.edit.dockerfile_model import Dockerfile
 from releaselib.edit.dockerfile_rewrite import rewrite_for_space
 from releaselib.edit.legacy_core import synthesize_legacy_core
@@ -439,8 +445,8 @@ def plugin_failures(owned: Owned[Fix] | Owned[Check]) -> Iterator[None]:
 
 @functools.lru_cache(maxsize=64)
 def pinned_pyproject(text: str, path: str, dist: str, ref: str) -> tuple[str, tuple[Change, ...]]:
-    """deps.rewrite_pyproject, memoised: the env's pyproject is staged twice and tomlkit is slow."""
-    new, changes = deps.rewrite_pyproject(text, path=path, dist=dist, ref=ref)
+    """``rewrite_pyproject``, memoised: the env's pyproject is staged twice and tomlkit is slow."""
+    new, changes = pyproject_deps.rewrite_pyproject(text, path=path, dist=dist, ref=ref)
     return new, tuple(changes)
 
 
@@ -461,7 +467,9 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
     for name in ("setup.py", "setup.cfg"):  # Python code staging does not edit
         setup = stage_dir / name
         named = (
-            deps.setup_requirement(name, read_text(setup, stage_dir)) if setup.is_file() else None
+            unrewritable_manifests.setup_requirement(name, read_text(setup, stage_dir))
+            if setup.is_file()
+            else None
         )
         if named:
             raise StageError(
@@ -471,7 +479,9 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
             )
     for env_file in gitdeps.conda_environments(stage_dir):  # no comment-keeping YAML editor: refuse
         rel = env_file.relative_to(stage_dir).as_posix()
-        deps.check_conda_environment(read_text(env_file, stage_dir), path=rel, **pin)
+        unrewritable_manifests.check_conda_environment(
+            read_text(env_file, stage_dir), path=rel, **pin
+        )
     files = staged_requirement_files(original, spec, stage_dir)
     constraints = gitdeps.constraint_only(original, stage_dir, files)
     for file in files:
@@ -482,7 +492,7 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
             changes += rewrite_file(
                 file,
                 stage_dir,
-                lambda t, p, c=only_c: deps.rewrite_requirements_txt(  # type: ignore[misc]
+                lambda t, p, c=only_c: requirements_txt.rewrite_requirements_txt(  # type: ignore[misc]
                     t, path=p, constraints=c, dist=config.dist, ref=config.ref
                 ),
             )

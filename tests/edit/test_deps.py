@@ -1,4 +1,4 @@
-"""Tests for releaselib.edit.deps: OpenEnv dependency pinning in staged files.
+"""Tests for releaselib.edit's OpenEnv dependency pinning in staged files.
 
 Golden files live in golden/deps/: ``<name>`` is the input, ``<name>.expected`` the rewritten
 text and ``<name>.changes.json`` the recorded changes. Set UPDATE_GOLDEN=1 to rewrite them.
@@ -14,18 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from releaselib.edit.deps import (
+from releaselib.edit.pyproject_deps import find_openenv_requirements, rewrite_pyproject
+from releaselib.edit.requirement import (
     CONSTRAINT_DROPPED,
     OPENENV_DISTS,
-    find_openenv_requirements,
     pinned_requirement,
-    rewrite_pyproject,
     rewrite_requirement,
-    rewrite_requirements_txt,
-    rewrite_shell_command,
-    setup_requirement,
     why_pinned,
 )
+from releaselib.edit.requirements_txt import rewrite_requirements_txt
+from releaselib.edit.run_pins import rewrite_shell_command
+from releaselib.edit.unrewritable_manifests import setup_requirement
 from releaselib.errors import StageError
 from releaselib.records import Change
 
