@@ -11,18 +11,9 @@ import re
 from pathlib import Path
 
 from releaselib.edit import gitdeps
-from releaselib.edit.dockerfile_model import (
-    OPENENV_BASE_IMAGE,
-    Copy,
-    Dockerfile,
-    Edit,
-    Instruction,
-    build_variables,
-    env_word,
-    is_legacy_env,
-    set_env_word,
-    split_lines,
-)
+from releaselib.edit.dockerfile_model import OPENENV_BASE_IMAGE, Dockerfile
+from releaselib.edit.dockerfile_parse import Copy, Edit, Instruction, split_lines
+from releaselib.edit.dockerfile_words import build_variables, env_word, is_legacy_env, set_env_word
 from releaselib.records import Change
 
 # A fresh uv, pinned: the image's uv (0.5.27 in openenv-base) predates the locks and git

@@ -21,7 +21,9 @@ import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
-from releaselib.edit.dockerfile_model import Copy, Dockerfile, Instruction, Stage, expand
+from releaselib.edit.dockerfile_model import Dockerfile
+from releaselib.edit.dockerfile_parse import Copy, Instruction, Stage
+from releaselib.edit.dockerfile_words import expand
 
 # Package managers, the verbs that install and remove with each, and their options that take
 # a value (so the value is not read as a package or the verb).

@@ -31,7 +31,8 @@ import yaml
 from huggingface_hub import SpaceCardData
 from huggingface_hub.repocard import REGEX_YAML_BLOCK
 
-from releaselib.edit.dockerfile_model import Dockerfile, expand
+from releaselib.edit.dockerfile_model import Dockerfile
+from releaselib.edit.dockerfile_words import expand
 from releaselib.errors import StageError
 from releaselib.records import SPACE_ID, Change
 from releaselib.render import render

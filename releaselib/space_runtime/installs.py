@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from releaselib.edit import gitdeps, shell_reader
-from releaselib.edit.dockerfile_model import expand
+from releaselib.edit.dockerfile_words import expand
 from releaselib.space_runtime.plan import BuildError, RunStep, StagePlan
 from releaselib.space_runtime.process import Layout
 

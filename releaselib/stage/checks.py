@@ -17,7 +17,9 @@ from pathlib import Path
 
 from releaselib.config import check_image
 from releaselib.edit import gitdeps
-from releaselib.edit.dockerfile_model import Copy, Dockerfile, Stage, build_variables
+from releaselib.edit.dockerfile_model import Dockerfile
+from releaselib.edit.dockerfile_parse import Copy, Stage
+from releaselib.edit.dockerfile_words import build_variables
 from releaselib.errors import StageError, UsageError
 from releaselib.hookspecs import hookimpl
 from releaselib.records import Check, Finding
