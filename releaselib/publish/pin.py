@@ -444,7 +444,7 @@ def _edit_env(repo: Path, env: str, action: Action, version: str) -> PinResult:
     """Rewrite every file the env's build reads its OpenEnv requirement from: its pyproject and
     its ``requirements*.txt`` (with their ``-r``/``-c`` includes). Every file is checked before
     any is written, so a refusal in one file writes nothing."""
-    from releaselib.edit.gitdeps import with_includes
+    from releaselib.stage.git_needs import with_includes
 
     env_dir = repo / "envs" / check_env_name(env)
     pyproject = env_dir / "pyproject.toml"

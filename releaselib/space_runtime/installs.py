@@ -6,7 +6,7 @@ Commands are read as staging reads them (``releaselib.edit.shell_reader.shell_co
 Recognised: ``uv sync`` (the project in WORKDIR; ``--no-install-project`` installs its
 dependencies only), ``pip``/``pip3``/``python -m pip``/``uv pip install`` with ``-r`` files,
 ``-e`` paths, project paths and named packages. Whether git is installed or removed is judged by
-staging's own git check (``releaselib.edit.gitdeps``), so the two cannot disagree on it. Image
+staging's own git check (``releaselib.edit.git_packages``), so the two cannot disagree on it. Image
 paths are mapped onto the laid-out stage roots.
 
 The base-image model, written from the images' Dockerfiles: ``ghcr.io/huggingface/openenv-base``
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from releaselib.edit import gitdeps, shell_reader
+from releaselib.edit import git_packages, shell_reader
 from releaselib.edit.dockerfile_words import expand
 from releaselib.space_runtime.plan import BuildError, RunStep, StagePlan
 from releaselib.space_runtime.process import Layout
@@ -80,7 +80,7 @@ def plan_installs(layout: Layout) -> list[Install]:
         for run in stage.runs:
             for words in shell_reader.shell_commands(run.text):
                 words = [expand(w, run.scope) for w in shell_reader.command_words(words)]
-                if gitdeps.command_installs_git(words):
+                if git_packages.command_installs_git(words):
                     git = True
                     continue
                 install = _install(words, run, layout.roots[index])
@@ -93,7 +93,7 @@ def plan_installs(layout: Layout) -> list[Install]:
                         + NO_GIT_MESSAGES[install.tool].format(requirement=needs_git[0])
                     )
                 installs.append(install)
-            git = git and not gitdeps.removes_git(run.text)
+            git = git and not git_packages.removes_git(run.text)
         has_git[index] = git
     return installs
 

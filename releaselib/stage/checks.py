@@ -16,13 +16,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from releaselib.config import check_image
-from releaselib.edit import gitdeps
+from releaselib.edit import git_packages
 from releaselib.edit.dockerfile_model import Dockerfile
 from releaselib.edit.dockerfile_parse import Copy, Stage
 from releaselib.edit.dockerfile_words import build_variables
 from releaselib.errors import StageError, UsageError
 from releaselib.hookspecs import hookimpl
 from releaselib.records import Check, Finding
+from releaselib.stage import git_needs
 
 DOCKERFILE = "Dockerfile"
 README = "README.md"
@@ -75,7 +76,7 @@ def check_stdlib_shadowing(stage_dir: Path) -> Iterator[Finding]:
     line = _python_path_line(df)
     for entry in df.stage_env().get("PYTHONPATH", "").split(":"):
         directory = entry or df.workdir() or "/"  # an empty entry means the working directory
-        found = gitdeps.in_tree(df, df.final_stage, directory, stage_dir)
+        found = git_needs.in_tree(df, df.final_stage, directory, stage_dir)
         if found is None or not found.is_dir():
             continue
         for module, name in _top_level_modules(found):
@@ -98,9 +99,9 @@ def check_git(stage_dir: Path) -> Iterator[Finding]:
     df = _parsed(stage_dir)
     if df is None:
         return
-    for stage, instr, need in gitdeps.missing_git(df, stage_dir):
-        image = gitdeps.root_image(df, stage)
-        known = gitdeps.image_family(image) is not None
+    for stage, instr, need in git_needs.missing_git(df, stage_dir):
+        image = git_packages.root_image(df, stage)
+        known = git_packages.image_family(image) is not None
         yield Finding(
             "git-for-git-deps",
             DOCKERFILE,
@@ -109,7 +110,7 @@ def check_git(stage_dir: Path) -> Iterator[Finding]:
             + ("" if known else f" (staging cannot tell the package manager of {image})"),
             "install git in your Dockerfile before that RUN"
             if not known
-            else f"install git earlier in the stage: {gitdeps.APT_GIT}",
+            else f"install git earlier in the stage: {git_packages.APT_GIT}",
         )
 
 
@@ -137,7 +138,7 @@ def check_openenv_pinned(stage_dir: Path) -> Iterator[Finding]:
             if re.search(rf"\$\{{?{re.escape(name)}\b", runs):
                 specs += [w for w in value.split() if requirement.names_openenv(w)]
         found += [(DOCKERFILE, instr.start_line, s, requirement.pinned_ref(s)) for s in specs]
-    for file in gitdeps.build_files(df, stage_dir):
+    for file in git_needs.build_files(df, stage_dir):
         rel = file.relative_to(stage_dir).as_posix()
         try:
             text = file.read_text(encoding="utf-8")
@@ -155,7 +156,7 @@ def check_openenv_pinned(stage_dir: Path) -> Iterator[Finding]:
                 ]
         except (OSError, UnicodeDecodeError, StageError):
             continue  # staging reports files it cannot read or parse
-    for file in gitdeps.conda_environments(stage_dir):
+    for file in git_needs.conda_environments(stage_dir):
         rel = file.relative_to(stage_dir).as_posix()
         try:
             specs = unrewritable_manifests.conda_specs(file.read_text(encoding="utf-8"), rel)

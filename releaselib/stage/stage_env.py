@@ -21,14 +21,12 @@ from typing import TYPE_CHECKING
 
 from releaselib.config import ReleaseConfig
 from releaselib.edit import (
-    gitdeps,
     pyproject_deps,
     readme,
     requirements_txt,
     unrewritable_manifests,
 )
 from releaselib.edit.dockerfile_model import Dockerfile
-from releaselib.edit.dockerfile_rewrite import rewrite_for_space
 from releaselib.edit.legacy_core import synthesize_legacy_core
 from releaselib.errors import ReleaseError, StageError, UsageError, short
 from releaselib.options import check_staging_dir
@@ -45,7 +43,9 @@ from releaselib.records import (
 )
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
+from releaselib.stage import git_needs
 from releaselib.stage.gitfiles import GitFiles, list_files, on_disk
+from releaselib.stage.staged_dockerfile import rewrite_for_space
 from releaselib.stage.staged_tree import (
     build_manifest,
     claim,
@@ -477,13 +477,14 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
                 "cannot pin to the release",
                 remedy="move the OpenEnv requirement to pyproject.toml or requirements.txt",
             )
-    for env_file in gitdeps.conda_environments(stage_dir):  # no comment-keeping YAML editor: refuse
+    # no comment-keeping YAML editor: refuse
+    for env_file in git_needs.conda_environments(stage_dir):
         rel = env_file.relative_to(stage_dir).as_posix()
         unrewritable_manifests.check_conda_environment(
             read_text(env_file, stage_dir), path=rel, **pin
         )
     files = staged_requirement_files(original, spec, stage_dir)
-    constraints = gitdeps.constraint_only(original, stage_dir, files)
+    constraints = git_needs.constraint_only(original, stage_dir, files)
     for file in files:
         if file.suffix == ".toml":
             changes += rewrite_file(file, stage_dir, lambda t, p: pinned_pyproject(t, p, **pin))
@@ -517,8 +518,8 @@ def staged_requirement_files(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> 
     ]
     files = [
         *pyprojects,
-        *(f for n in named for f in gitdeps.with_includes(n)),
-        *gitdeps.installed_files(df, stage_dir),
+        *(f for n in named for f in git_needs.with_includes(n)),
+        *git_needs.installed_files(df, stage_dir),
     ]
     return [
         f

@@ -498,7 +498,7 @@ def test_staging_names_and_unmarks_a_requirements_pin_the_tool_wrote() -> None:
 def test_an_openenv_spec_that_cannot_be_pinned_safely_fails_naming_it(
     dockerfile: str, named: str
 ) -> None:
-    from releaselib.edit.dockerfile_rewrite import rewrite_for_space
+    from releaselib.stage.staged_dockerfile import rewrite_for_space
 
     with pytest.raises(StageError) as exc:
         rewrite_for_space(dockerfile, path="Dockerfile", base_image="x:1", dist="openenv", ref="v1")
