@@ -26,7 +26,6 @@ from typing import IO
 
 import httpx
 
-from releaselib.edit.readme import read_app_port
 from releaselib.errors import ReleaseError
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
@@ -44,6 +43,7 @@ from releaselib.space_runtime.containers import (
 )
 from releaselib.space_runtime.plan import BuildError
 from releaselib.space_runtime.process import IMAGE_PATH, Layout, SpaceProcess
+from releaselib.stage.env_facts import read_app_port
 
 ENGINE_BUILDERS = ("podman", "docker")
 #: The local stand-in of the base image every staged Space builds FROM (make-local-images.sh).

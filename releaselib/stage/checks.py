@@ -246,7 +246,7 @@ def check_readme(stage_dir: Path) -> Iterator[Finding]:
     if not path.is_file():
         yield Finding("readme-metadata", README, None, "no README.md", "stage the env again")
         return
-    from releaselib.edit.readme import metadata_problems  # lazily: it loads huggingface_hub
+    from releaselib.edit.front_matter import metadata_problems  # lazily: it loads huggingface_hub
 
     for line, problem in metadata_problems(path.read_text(encoding="utf-8")):
         yield Finding(

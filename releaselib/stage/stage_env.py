@@ -43,7 +43,7 @@ from releaselib.records import (
 )
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
-from releaselib.stage import git_needs
+from releaselib.stage import env_facts, git_needs
 from releaselib.stage.gitfiles import GitFiles, list_files, on_disk
 from releaselib.stage.staged_dockerfile import rewrite_for_space
 from releaselib.stage.staged_tree import (
@@ -542,8 +542,8 @@ def stage_readme(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> list[
         version=config.version,
         ref=config.ref,
         hub_tag=config.hub_tag,
-        app_port=readme.read_app_port(staged_env, f"envs/{spec.name}"),
-        client_class=readme.find_client_class(staged_env),
+        app_port=env_facts.read_app_port(staged_env, f"envs/{spec.name}"),
+        client_class=env_facts.find_client_class(staged_env),
     )
     readme_path.write_bytes(text.encode("utf-8"))
     return changes
