@@ -16,7 +16,7 @@ from typing import TypeAlias
 
 import dockerfile as buildkit
 
-from releaselib.edit.dockerfile_parse import (
+from releaselib.dockerfile_syntax.parse import (
     REMEDY,
     CmdLine,
     Copy,
@@ -29,7 +29,7 @@ from releaselib.edit.dockerfile_parse import (
     split_lines,
     stages_of,
 )
-from releaselib.edit.dockerfile_words import (
+from releaselib.dockerfile_syntax.words import (
     arg_defaults,
     env_word,
     expand,

@@ -11,10 +11,15 @@ import re
 from collections.abc import Callable, Iterator
 from typing import TypeAlias
 
+from releaselib.dockerfile_syntax.parse import Copy, Edit, Instruction, Stage, split_lines
+from releaselib.dockerfile_syntax.words import (
+    build_variables,
+    env_word,
+    is_legacy_env,
+    set_env_word,
+)
 from releaselib.edit import git_packages
 from releaselib.edit.dockerfile_model import OPENENV_BASE_IMAGE, Dockerfile
-from releaselib.edit.dockerfile_parse import Copy, Edit, Instruction, Stage, split_lines
-from releaselib.edit.dockerfile_words import build_variables, env_word, is_legacy_env, set_env_word
 from releaselib.records import Change
 
 # A fresh uv, pinned: the image's uv (0.5.27 in openenv-base) predates the locks and git

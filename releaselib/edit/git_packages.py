@@ -7,8 +7,8 @@ import posixpath
 import re
 from collections.abc import Iterator
 
+from releaselib.dockerfile_syntax.parse import Instruction, Stage
 from releaselib.edit.dockerfile_model import Dockerfile
-from releaselib.edit.dockerfile_parse import Instruction, Stage
 
 # Package managers, the verbs that install and remove with each, and their options that take
 # a value (so the value is not read as a package or the verb).

@@ -6,9 +6,9 @@ import posixpath
 import re
 from collections.abc import Iterator
 
+from releaselib.dockerfile_syntax.parse import Instruction, Stage
+from releaselib.dockerfile_syntax.words import expand
 from releaselib.edit.dockerfile_model import Dockerfile
-from releaselib.edit.dockerfile_parse import Instruction, Stage
-from releaselib.edit.dockerfile_words import expand
 from releaselib.edit.git_packages import shell_text
 
 _PIP = re.compile(r"(?:.*/)?pip\d*(?:\.\d+)*")

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from releaselib.dockerfile_syntax.words import expand
 from releaselib.edit import git_packages, shell_reader
-from releaselib.edit.dockerfile_words import expand
 from releaselib.space_runtime.plan import BuildError, RunStep, StagePlan
 from releaselib.space_runtime.process import Layout
 

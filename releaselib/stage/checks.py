@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from releaselib.config import check_image
+from releaselib.dockerfile_syntax.parse import Copy, Stage
+from releaselib.dockerfile_syntax.words import build_variables
 from releaselib.edit import git_packages
 from releaselib.edit.dockerfile_model import Dockerfile
-from releaselib.edit.dockerfile_parse import Copy, Stage
-from releaselib.edit.dockerfile_words import build_variables
 from releaselib.errors import StageError, UsageError
 from releaselib.hookspecs import hookimpl
 from releaselib.records import Check, Finding

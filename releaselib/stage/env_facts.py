@@ -10,8 +10,8 @@ from pathlib import Path
 
 import yaml
 
+from releaselib.dockerfile_syntax.words import expand
 from releaselib.edit.dockerfile_model import Dockerfile
-from releaselib.edit.dockerfile_words import expand
 from releaselib.edit.front_matter import (
     Malformed,
     as_port,

@@ -20,8 +20,8 @@ import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
+from releaselib.dockerfile_syntax.parse import Copy, Instruction, Stage
 from releaselib.edit.dockerfile_model import Dockerfile
-from releaselib.edit.dockerfile_parse import Copy, Instruction, Stage
 from releaselib.edit.git_packages import git_after, git_at_start, installs_git, shell_text
 from releaselib.edit.install_sources import run_installs
 

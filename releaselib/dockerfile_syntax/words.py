@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from releaselib.edit.dockerfile_parse import Instruction
+from releaselib.dockerfile_syntax.parse import Instruction
 
 # -- word processing (Docker's shell-lexer rules for ARG, ENV, FROM, WORKDIR, COPY) ------------
 
