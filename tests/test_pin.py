@@ -28,12 +28,10 @@ from releaselib.publish.pin import (
     commit_message,
     commit_pins,
     lift_env_pin,
-    lift_pin,
-    pin_below,
     pin_env,
-    tool_written_pins,
     unified_diff,
 )
+from releaselib.publish.pin_files import lift_pin, pin_below, tool_written_pins
 from releaselib.records import Change
 from releaselib.shell import Completed
 from tests.corpus import SNAPSHOT, snapshot_or_skip

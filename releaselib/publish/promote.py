@@ -29,7 +29,7 @@ from releaselib.errors import AuthError, PromoteError, ReleaseError
 from releaselib.hub.client import Hub
 from releaselib.hub.deploy import diff
 from releaselib.plugins import PluginRegistry
-from releaselib.publish.pin import tool_written_pins
+from releaselib.publish.pin_files import tool_written_pins
 from releaselib.records import StagedSpace, Verdict
 from releaselib.space_ids import CanonicalId
 from releaselib.stage.env_facts import find_client_class, read_app_port
