@@ -13,7 +13,7 @@ Metadata goes through huggingface_hub's own card classes (``SpaceCardData``, the
   what a reader of a versioned Space needs first, and a body with its own ``---`` rules or
   headings never has to be parsed to find an insertion point.
 - CRLF line endings become LF (recorded); a missing trailing newline is added.
-- The client class is the caller's (``releaselib.stage.env_facts`` reads it from the env's
+- The client class is the caller's (``releaselib.env_facts`` reads it from the env's
   code); an env without one is shown with ``openenv.core.GenericEnvClient``.
 """
 

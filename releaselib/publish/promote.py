@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from releaselib.config import ReleaseConfig
 from releaselib.edit.readme import build_space_readme
+from releaselib.env_facts import find_client_class, read_app_port
 from releaselib.errors import AuthError, PromoteError, ReleaseError
 from releaselib.hub.client import Hub
 from releaselib.hub.deploy import diff
@@ -32,7 +33,6 @@ from releaselib.plugins import PluginRegistry
 from releaselib.publish.pin_files import tool_written_pins
 from releaselib.records import StagedSpace, Verdict
 from releaselib.space_ids import CanonicalId
-from releaselib.stage.env_facts import find_client_class, read_app_port
 from releaselib.stage.staged_tree import build_manifest
 from releaselib.verify.verdicts import select, standing_pass
 

@@ -23,11 +23,11 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import parse_wheel_filename
 
 from releaselib.edit.requirement import OPENENV_DISTS
+from releaselib.env_facts import read_app_port
 from releaselib.errors import ReleaseError
 from releaselib.shell import Completed, Runner
 from releaselib.shell import run as default_run
 from releaselib.space_runtime.process import free_port
-from releaselib.stage.env_facts import read_app_port
 from releaselib.verify.probe import Outcome, ProbeResult, probe_base_url
 
 ENGINE_VAR = "CONTAINER_ENGINE"

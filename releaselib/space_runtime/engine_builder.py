@@ -26,6 +26,7 @@ from typing import IO
 import httpx
 
 from releaselib import shell
+from releaselib.env_facts import read_app_port
 from releaselib.errors import ReleaseError
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
@@ -43,7 +44,6 @@ from releaselib.space_runtime.containers import (
 )
 from releaselib.space_runtime.plan import BuildError
 from releaselib.space_runtime.process import IMAGE_PATH, Layout, SpaceProcess
-from releaselib.stage.env_facts import read_app_port
 
 ENGINE_BUILDERS = ("podman", "docker")
 #: The local stand-in of the base image every staged Space builds FROM (make-local-images.sh).

@@ -6,6 +6,7 @@ import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from releaselib import env_facts
 from releaselib.config import ReleaseConfig
 from releaselib.edit import (
     pyproject_deps,
@@ -16,7 +17,7 @@ from releaselib.edit import (
 from releaselib.edit.dockerfile_model import Dockerfile
 from releaselib.errors import StageError
 from releaselib.records import Change, EnvSpec
-from releaselib.stage import env_facts, git_needs
+from releaselib.stage import git_needs
 from releaselib.stage.legacy_core import copies_legacy_core, synthesize_legacy_core
 from releaselib.stage.staged_dockerfile import rewrite_for_space
 

@@ -19,9 +19,9 @@ from huggingface_hub.repocard import metadata_load
 
 from releaselib.edit.front_matter import HUB_COLOURS, metadata_problems
 from releaselib.edit.readme import SECTION_TITLE, build_space_readme, runtime_url, space_url
+from releaselib.env_facts import find_client_class, package_name, read_app_port
 from releaselib.errors import StageError
 from releaselib.records import Change
-from releaselib.stage.env_facts import find_client_class, package_name, read_app_port
 
 GOLDEN = Path(__file__).parent / "golden" / "readme"
 RELEASE: dict[str, Any] = {
