@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from releaselib.edit.legacy_core import synthesize_legacy_core
 from releaselib.records import Fix
+from releaselib.stage.legacy_core import synthesize_legacy_core
 
 if TYPE_CHECKING:
     from releaselib.edit.dockerfile_model import Dockerfile

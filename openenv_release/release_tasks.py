@@ -114,7 +114,7 @@ def release(
     from releaselib.ledger.status import board, runtimes_of
     from releaselib.locks import run_locks
     from releaselib.release import Release, ReleaseOptions, nothing_to_redo, release_key
-    from releaselib.stage.stage_env import allow_flags
+    from releaselib.stage.secret_gate import allow_flags
     from releaselib.verify.verdicts import exit_status
 
     with reported():
@@ -284,7 +284,7 @@ def rehearse(
     )
     from releaselib.rehearse import rehearse as run_rehearsal
     from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT, BUILDERS
-    from releaselib.stage.stage_env import allow_flags
+    from releaselib.stage.secret_gate import allow_flags
     from releaselib.verify.verdicts import exit_status
 
     with reported(), sigterm_as_interrupt(), workspace(Path(keep) if keep else None) as workdir:

@@ -103,7 +103,8 @@ def stage(
 ) -> None:
     """Stage envs into Space-ready trees (the checkout is never modified)."""
     from releaselib.locks import run_locks
-    from releaselib.stage.stage_env import StageRun, allow_flags, stage_envs
+    from releaselib.stage.secret_gate import allow_flags
+    from releaselib.stage.stage_env import StageRun, stage_envs
 
     with reported():
         options = Options(
@@ -187,7 +188,8 @@ def deploy(
     from releaselib.ledger.ledger import default_path
     from releaselib.locks import run_locks
     from releaselib.release import record_deploy, record_stage
-    from releaselib.stage.stage_env import StageRun, allow_flags, stage_envs
+    from releaselib.stage.secret_gate import allow_flags
+    from releaselib.stage.stage_env import StageRun, stage_envs
 
     with reported():
         options = Options(

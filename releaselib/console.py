@@ -55,7 +55,7 @@ def warn(console: Console, text: str) -> None:
 
 
 def print_staged(console: Console, staged: Sequence[StagedSpace]) -> None:
-    from releaselib.stage.stage_env import CREDENTIALS_WHY
+    from releaselib.stage.sources import CREDENTIALS_WHY
 
     table = Table(title="staged")
     for column in ("env", "space", "fixes", "checks", "files", "bytes", "result"):

@@ -21,19 +21,17 @@ import pytest
 import tomlkit
 from packaging.requirements import Requirement
 
-from releaselib.edit.deps import find_openenv_requirements, rewrite_pyproject, tool_pins
+from releaselib.edit.pyproject_deps import find_openenv_requirements, rewrite_pyproject, tool_pins
 from releaselib.errors import PinError, ReleaseError
 from releaselib.publish.pin import (
     PinResult,
     commit_message,
     commit_pins,
     lift_env_pin,
-    lift_pin,
-    pin_below,
     pin_env,
-    tool_written_pins,
     unified_diff,
 )
+from releaselib.publish.pin_files import lift_pin, pin_below, tool_written_pins
 from releaselib.records import Change
 from releaselib.shell import Completed
 from tests.corpus import SNAPSHOT, snapshot_or_skip

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from huggingface_hub import CommitOperationAdd
 
-from releaselib.publish.pin import pin_below
+from releaselib.publish.pin_files import pin_below
 from releaselib.publish.promote import promote
 from releaselib.records import Verdict
 from tests.release_world import make_release

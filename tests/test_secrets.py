@@ -20,7 +20,7 @@ from invoke.exceptions import Exit
 
 from openenv_release.common import reported
 from releaselib.localhub import LocalHub
-from releaselib.stage.stage_env import CREDENTIALS_WHY
+from releaselib.stage.sources import CREDENTIALS_WHY
 from tests.corpus import tree_digest
 from tests.test_tasks import EXAMPLES, cli
 

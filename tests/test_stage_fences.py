@@ -19,7 +19,9 @@ from releaselib.options import check_staging_dir
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import AllowedSecret
 from releaselib.stage.discover import discover_envs
-from releaselib.stage.stage_env import CREDENTIALS_WHY, StageRun, allow_flags, stage_envs
+from releaselib.stage.secret_gate import allow_flags
+from releaselib.stage.sources import CREDENTIALS_WHY
+from releaselib.stage.stage_env import StageRun, stage_envs
 from releaselib.stage.staged_tree import manifest_path
 from tests.test_bad_input import config_for
 from tests.test_stage import make_env, write

@@ -8,21 +8,18 @@ from __future__ import annotations
 
 import posixpath
 import re
-from pathlib import Path
+from collections.abc import Callable, Iterator
+from typing import TypeAlias
 
-from releaselib.edit import gitdeps
-from releaselib.edit.dockerfile_model import (
-    OPENENV_BASE_IMAGE,
-    Copy,
-    Dockerfile,
-    Edit,
-    Instruction,
+from releaselib.dockerfile_syntax.parse import Copy, Edit, Instruction, Stage, split_lines
+from releaselib.dockerfile_syntax.words import (
     build_variables,
     env_word,
     is_legacy_env,
     set_env_word,
-    split_lines,
 )
+from releaselib.edit import git_packages
+from releaselib.edit.dockerfile_model import OPENENV_BASE_IMAGE, Dockerfile
 from releaselib.records import Change
 
 # A fresh uv, pinned: the image's uv (0.5.27 in openenv-base) predates the locks and git
@@ -37,9 +34,13 @@ UV_INSTALL = (
 LEGACY_CORE = "src/core"
 OPENENV_SRC_COPY = "COPY src/openenv/ /app/src/openenv/"
 
+#: (stage, RUN, what needs git) for each RUN of a Dockerfile that needs git its stage lacks:
+#: the caller reads the build context (``releaselib.stage.git_needs.missing_git``).
+GitNeeds: TypeAlias = Callable[[Dockerfile], Iterator[tuple[Stage, Instruction, str]]]
 
-def rewrite_for_space(
-    text: str, *, path: str, base_image: str, dist: str, ref: str, context: Path | None = None
+
+def rewrite_dockerfile(
+    text: str, *, path: str, base_image: str, dist: str, ref: str, git_needs: GitNeeds | None = None
 ) -> tuple[str, list[Change]]:
     """Rewrite a Dockerfile so it builds on a Space; return the new text and every change.
 
@@ -47,16 +48,17 @@ def rewrite_for_space(
     build-arg); OpenEnv specs in RUN lines are pinned to ``ref``; a pinned uv goes before the
     first uv-cache RUN and ``uv sync --frozen`` becomes ``uv sync``; a legacy ``COPY src/core/``
     also gets ``src/openenv`` and a PYTHONPATH with ``/app/src`` instead of the core dir; the
-    final stage sets ``ENABLE_WEB_INTERFACE=true``; with the build ``context`` (the staged
-    tree, its requirements and pyprojects already pinned), every stage that installs a git+
-    requirement and lacks git installs it first. Change lines are lines of the new text.
+    final stage sets ``ENABLE_WEB_INTERFACE=true``; with ``git_needs`` (what the build
+    context, its requirements and pyprojects already pinned, makes need git), every stage that
+    installs a git+ requirement and lacks git installs it first. Change lines are lines of the
+    new text.
     """
     rw = _Rewrite(Dockerfile.parse(text, path))
     rw.base_images(base_image)
     rw.run_lines(dist, ref)
     rw.build_variables(dist, ref)
-    if context is not None:
-        rw.git(context)
+    if git_needs is not None:
+        rw.git(git_needs)
     rw.uv_install()
     rw.legacy_core()
     rw.web_interface()
@@ -106,14 +108,14 @@ class _Rewrite:
 
     def run_lines(self, dist: str, ref: str) -> None:
         """Pin OpenEnv specs in RUN lines and drop ``--frozen`` from ``uv sync``."""
-        from releaselib.edit import deps  # lazily: tomlkit and packaging are slow to import
+        from releaselib.edit import run_pins  # lazily: tomlkit and packaging are slow to import
 
         for index in range(len(self.df.instructions)):
             instr = self.df.instructions[index]
             if instr.cmd != "RUN":
                 continue
             command = instr.text.replace("\r\n", "\n")
-            command, pins = deps.rewrite_shell_command(
+            command, pins = run_pins.rewrite_shell_command(
                 command, path=self.df.path, line=instr.start_line, dist=dist, ref=ref
             )
             command, unfrozen = _unfreeze(command, self.df.path, instr.start_line)
@@ -123,7 +125,7 @@ class _Rewrite:
 
     def build_variables(self, dist: str, ref: str) -> None:
         """Pin OpenEnv requirements in ARG and ENV values a RUN expands (``pip install $SPEC``)."""
-        from releaselib.edit import deps  # lazily: tomlkit and packaging are slow to import
+        from releaselib.edit import run_pins  # lazily: tomlkit and packaging are slow to import
 
         runs = "\n".join(i.text for i in self.df.instructions if i.cmd == "RUN")
         for index in range(len(self.df.instructions)):
@@ -131,7 +133,7 @@ class _Rewrite:
             for name, value in build_variables(instr):
                 if not re.search(rf"\$\{{?{re.escape(name)}\b", runs):
                     continue
-                new = deps.rewrite_words(
+                new = run_pins.rewrite_words(
                     value, path=self.df.path, line=instr.start_line, dist=dist, ref=ref
                 )
                 if new is None:
@@ -145,15 +147,13 @@ class _Rewrite:
                     self.replace(instr, set_env_word(instr, name, new), why)
                 instr = self.df.instructions[index]
 
-    def git(self, context: Path) -> None:
+    def git(self, git_needs: GitNeeds) -> None:
         """Install git before the first RUN of each stage that installs a git+ requirement
         (directly, through -r/-c files or a pyproject) without having git."""
         unknown: set[int] = set()  # stages of an unknown image family: the check names them
-        while found := next(
-            (f for f in gitdeps.missing_git(self.df, context) if f[0].index not in unknown), None
-        ):
+        while found := next((f for f in git_needs(self.df) if f[0].index not in unknown), None):
             stage, instr, need = found
-            text = gitdeps.install_git(self.df, stage, instr)
+            text = git_packages.install_git(self.df, stage, instr)
             if text is None:
                 unknown.add(stage.index)
                 continue

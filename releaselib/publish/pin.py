@@ -2,7 +2,8 @@
 
 This is the only step that writes to the checkout. It edits ``envs/<env>/pyproject.toml``
 (and the env's requirements files) through tomlkit, so only the OpenEnv requirement strings
-change; comments, quoting, layout and line endings stay byte for byte. Every OpenEnv
+change; comments, quoting, layout and line endings stay byte for byte (``pin_files``; the
+bounds themselves are ``pin_bounds``). Every OpenEnv
 requirement (``openenv`` or ``openenv-core``, any extras, markers kept as written) in
 ``project.dependencies``, each optional-dependencies list and each dependency group is
 rewritten. Decisions:
@@ -34,36 +35,25 @@ rewritten. Decisions:
 from __future__ import annotations
 
 import difflib
-import re
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-import tomlkit
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import Specifier
-from packaging.version import InvalidVersion, Version
-from tomlkit.items import String
-
-from releaselib.edit import deps
-from releaselib.errors import PinError, StageError
+from releaselib.errors import PinError
 from releaselib.files import write_atomic
+from releaselib.publish.pin_bounds import release_version
+from releaselib.publish.pin_files import (
+    lift_pin,
+    lift_requirements_txt,
+    pin_below,
+    pin_requirements_txt,
+)
 from releaselib.records import Change, check_env_name
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
 
 Action = Literal["pin", "lift"]
-# A requirement a rewriter changes: (new text, why), or None to leave it.
-Rewriter = Callable[[str, Requirement, Version], tuple[str, str] | None]
-
-# The project name and extras as written, before the version spec, URL or marker.
-_HEAD = re.compile(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*(?:\s*\[[^\]]*\])?")
-_UNBOUNDED_BELOW = frozenset({"<", "<=", "!="})
-PINS_COMMENT = (
-    "Pins written by `openenv-release pin` after failed releases; a later pin lifts them."
-)
 
 
 @dataclass(frozen=True)
@@ -77,61 +67,6 @@ class PinResult:
     diff: str
     changes: tuple[Change, ...]
     paths: tuple[str, ...] = ()  # every file changed (the pyproject, requirements files)
-
-
-def release_version(version: str) -> Version:
-    """``version`` as a PEP 440 version, or PinError: a pin needs a comparable version."""
-    try:
-        return Version(version)
-    except InvalidVersion:
-        raise PinError(
-            f"release version {version!r} is not a PEP 440 version, so it cannot bound a pin",
-            remedy="pass --version like 0.2.2 or 0.3.2.dev0",
-        ) from None
-
-
-def pin_below(text: str, *, version: str, path: str) -> tuple[str, list[Change]]:
-    """Make every OpenEnv requirement in a pyproject exclude ``version`` and later releases."""
-    return _rewrite(text, path, release_version(version), pin_requirement)
-
-
-def lift_pin(text: str, *, version: str, path: str) -> tuple[str, list[Change]]:
-    """Remove the ``<X`` bounds that keep OpenEnv requirements below ``version``."""
-    return _rewrite(text, path, release_version(version), lift_requirement)
-
-
-def pin_requirement(spec: str, req: Requirement, version: Version) -> tuple[str, str] | None:
-    """The pinned form of one OpenEnv requirement and why, or None if it is already below."""
-    if req.url is not None:
-        return _pin_url(spec, req.url, version)
-    clauses = _clauses(spec)
-    if any(_caps_below(s, version) for _, s in clauses):
-        return None
-    above = [t for t, s in clauses if not _below(_floor(s), version)]
-    if above:
-        raise PinError(
-            f"{spec!r} requires {','.join(above)}, at or above the release {version}; a "
-            f"<{version} pin would contradict it, so this env is not pinned",
-            remedy="the env asks for a later OpenEnv than the release: fix the env or its "
-            "lower bound by hand",
-        )
-    why = f"the env failed the {version} release; <{version} keeps installs below it"
-    return _with_specifier(spec, [t for t, _ in clauses] + [f"<{version}"]), why
-
-
-def lift_requirement(spec: str, req: Requirement, version: Version) -> tuple[str, str] | None:
-    """One OpenEnv requirement without the bounds that exclude ``version``, and why."""
-    clauses = [] if req.url is not None else _clauses(spec)
-    lifted = [t for t, s in clauses if _lifts(s, version)]
-    if not lifted:
-        return None
-    kept = [(t, s) for t, s in clauses if not _lifts(s, version)]
-    new = [t for t, _ in kept]
-    why = f"the env passed the {version} release; lifted {','.join(lifted)}"
-    if all(s.operator in _UNBOUNDED_BELOW for _, s in kept):
-        new.append(f">={version}")
-        why += f"; >={version} names the release it passed with"
-    return _with_specifier(spec, new), why
 
 
 def unified_diff(before: str, after: str, path: str) -> str:
@@ -189,261 +124,11 @@ def commit_pins(
     return _git(runner, repo, ["rev-parse", "HEAD"], "the commit is made; see git log").strip()
 
 
-def _rewrite(
-    text: str, path: str, version: Version, rewriter: Rewriter
-) -> tuple[str, list[Change]]:
-    """Apply ``rewriter`` to every OpenEnv requirement of a pyproject, through tomlkit."""
-    doc = deps.parse_toml(text, path)
-    own = deps.own_name(doc)
-    if rewriter is lift_requirement:
-        rewriter = _restoring(_recorded_was(doc))
-    changes: list[Change] = []
-    seen: Counter[str] = Counter()
-    for array in deps.requirement_arrays(doc):
-        for index, item in enumerate(array):
-            if not isinstance(item, String) or deps.is_self(str(item), own):
-                continue
-            spec = str(item)
-            seen[spec] += 1
-            line = deps.line_of(text, spec, seen[spec])
-            req = _openenv_requirement(spec, path, line)
-            try:
-                result = None if req is None else rewriter(spec, req, version)
-            except PinError as exc:
-                raise PinError(f"{path}:{line}: {exc.message}", remedy=exc.remedy) from None
-            if result is not None:
-                array[index] = deps.string_like(item, result[0])
-                changes.append(Change(path, line, spec, *result))
-    if not changes:
-        return text, changes
-    marked = deps.TOOL_TABLE in doc.get("tool", {})
-    _record_pins(doc, changes, version, pinned=rewriter is pin_requirement)
-    new = tomlkit.dumps(doc)
-    if marked and deps.TOOL_TABLE not in doc.get("tool", {}):  # the table is gone: and its gap
-        new = re.sub(r"(\r?\n)(?:\r?\n)+\Z", r"\1", new)
-    if "\r\n" in text and not re.search(r"(?<!\r)\n", text):  # lines tomlkit added get CRLF too
-        new = re.sub(r"(?<!\r)\n", "\r\n", new)
-    return new, changes
-
-
-def _recorded_was(doc: Any) -> dict[str, str]:
-    """Requirement strings ``pin`` wrote -> the spec each replaced (``was``)."""
-    table = doc.get("tool", {}).get(deps.TOOL_TABLE, {})
-    entries = table.get("pins", []) if isinstance(table, dict) else []
-    return {
-        str(e["requirement"]): str(e["was"])
-        for e in entries
-        if isinstance(e, dict)
-        and isinstance(e.get("requirement"), str)
-        and isinstance(e.get("was"), str)
-    }
-
-
-def _restoring(was: dict[str, str]) -> Rewriter:
-    """A lift that gives a recorded pin back the spec it replaced, else ``lift_requirement``."""
-
-    def lift(spec: str, req: Requirement, version: Version) -> tuple[str, str] | None:
-        if spec in was and _lifts_any(req, version):
-            return was[spec], f"the env passed the {version} release; restored {was[spec]!r}"
-        return lift_requirement(spec, req, version)
-
-    return lift
-
-
-def _lifts_any(req: Requirement, version: Version) -> bool:
-    return any(_lifts(s, version) for s in req.specifier)
-
-
-def _record_pins(doc: Any, changes: list[Change], version: Version, *, pinned: bool) -> None:
-    """Add what pin wrote to ``[tool.openenv-release] pins``, or drop the entries lifted."""
-    tool = doc.get("tool")
-    table = tool.get(deps.TOOL_TABLE) if tool is not None else None
-    if pinned:
-        if tool is None:
-            tool = doc["tool"] = tomlkit.table(is_super_table=True)
-        if table is None:
-            table = tomlkit.table()
-            table.add(tomlkit.comment(PINS_COMMENT))
-            table["pins"] = tomlkit.array().multiline(True)
-            tool[deps.TOOL_TABLE] = table
-        pins: Any = table["pins"]
-        for change in changes:
-            entry = tomlkit.inline_table()
-            entry.update(requirement=change.after, was=change.before, release=str(version))
-            pins.append(entry)
-        return
-    if table is None or not isinstance(table.get("pins"), list):
-        return
-    lifted = {c.before for c in changes}
-    table["pins"] = [e for e in table["pins"] if e.get("requirement") not in lifted]
-    if not table["pins"]:
-        del tool[deps.TOOL_TABLE]
-        if not tool:
-            del doc["tool"]
-
-
-def pin_requirements_txt(text: str, *, version: str, path: str) -> tuple[str, list[Change]]:
-    """Pin every OpenEnv line of a requirements file below ``version``, each marked with a
-    trailing ``# openenv-release pin (was SPEC)`` comment so a later lift restores it."""
-    return _rewrite_txt(text, path, release_version(version), pin=True)
-
-
-def lift_requirements_txt(text: str, *, version: str, path: str) -> tuple[str, list[Change]]:
-    """Lift the pins of a requirements file: a marked line gets its recorded spec back."""
-    return _rewrite_txt(text, path, release_version(version), pin=False)
-
-
-_TXT_MARK = re.compile(r"\s*# openenv-release pin \(was (?P<was>.+)\)\s*$")
-
-
-def _rewrite_txt(text: str, path: str, version: Version, *, pin: bool) -> tuple[str, list[Change]]:
-    lines = text.split("\n")
-    changes: list[Change] = []
-    for number, line in enumerate(lines, start=1):
-        body = line.rstrip("\r")
-        ending = line[len(body) :]
-        mark = _TXT_MARK.search(body)
-        plain = body[: mark.start()] if mark else body
-        start, end = deps._requirement_span(plain)
-        spec = plain[start:end]
-        if not spec or spec.startswith("-"):
-            continue
-        req = _openenv_requirement(spec, path, number)
-        if req is None:
-            continue
-        if not pin and mark is not None and _lifts_any(req, version):
-            was = mark.group("was")
-            why = f"the env passed the {version} release; restored {was!r}"
-            result: tuple[str, str] | None = (was, why)
-        else:
-            rewriter = pin_requirement if pin else lift_requirement
-            try:
-                result = rewriter(spec, req, version)
-            except PinError as exc:
-                raise PinError(f"{path}:{number}: {exc.message}", remedy=exc.remedy) from None
-        if result is None:
-            continue
-        tail = plain[end:]
-        if pin:
-            tail += f"  # openenv-release pin (was {spec})"
-        lines[number - 1] = plain[:start] + result[0] + tail + ending
-        changes.append(Change(path, number, spec, *result))
-    return "\n".join(lines), changes
-
-
-def tool_written_pins(tree: Path, env: str) -> list[str]:
-    """``file: requirement`` for each OpenEnv requirement in a staged tree (its root and
-    ``envs/<env>/`` pyprojects) that is still a pin this tool wrote."""
-    found = []
-    for rel in ("pyproject.toml", f"envs/{env}/pyproject.toml"):
-        file = tree / rel
-        if not file.is_file():
-            continue
-        try:
-            doc = deps.parse_toml(file.read_bytes().decode("utf-8"), rel)
-        except (UnicodeDecodeError, StageError):
-            continue
-        written = deps.tool_pins(doc)
-        for array in deps.requirement_arrays(doc):
-            found += [f"{rel}: {item}" for item in array if str(item) in written]
-    return found
-
-
-def _openenv_requirement(spec: str, path: str, line: int | None) -> Requirement | None:
-    """The parsed requirement if ``spec`` is on OpenEnv; PinError naming the line if unparsable."""
-    try:
-        return deps.parse_requirement(spec)
-    except InvalidRequirement as exc:
-        raise PinError(
-            f"{path}:{line}: cannot parse OpenEnv requirement {spec!r} ({exc})",
-            remedy="fix the requirement in the checkout, then pin again",
-        ) from exc
-
-
-def _pin_url(spec: str, url: str, version: Version) -> tuple[str, str] | None:
-    """``<name>[extras]<V`` for an OpenEnv git URL that would install V or later, else None."""
-    match = deps.OPENENV_URL.fullmatch(url)
-    ref = match.group("ref") if match else None
-    if match is None or not (ref in deps.MOVING_REFS or _tag_at_or_above(ref, version)):
-        return None
-    head = _head(spec)
-    rest = spec[len(head) :]
-    tail = rest[rest.index(url) + len(url) :]
-    why = (
-        f"the env failed the {version} release and a direct URL (at {ref or 'the default branch'}) "
-        f"cannot carry a version bound; replaced with an index requirement below {version}"
-    )
-    return f"{head}<{version}{tail}", why
-
-
-def _tag_at_or_above(ref: str | None, version: Version) -> bool:
-    """True if git ``ref`` is a version tag (``v0.2.2``, ``0.3.0``) not below ``version``."""
-    try:
-        return Version((ref or "").removeprefix("v")) >= version
-    except InvalidVersion:
-        return False
-
-
-def _clauses(spec: str) -> list[tuple[str, Specifier]]:
-    """The version clauses of a (non-URL) requirement, each as written and parsed."""
-    body = spec[len(_head(spec)) :].partition(";")[0]
-    text = body.strip().removeprefix("(").removesuffix(")")
-    return [(t.strip(), Specifier(t.strip())) for t in text.split(",") if t.strip()]
-
-
-def _with_specifier(spec: str, clauses: list[str]) -> str:
-    """``spec`` with its version clauses replaced; name, spacing, commas and marker as written."""
-    head = _head(spec)
-    body, sep, marker = spec[len(head) :].partition(";")
-    new = (", " if ", " in body else ",").join(clauses)
-    if body.strip().startswith("("):
-        new = f"({new})"
-    if not body.strip():
-        return head + new + body + sep + marker
-    lead = body[: len(body) - len(body.lstrip())]
-    trail = body[len(body.rstrip()) :]
-    return head + lead + new + trail + sep + marker
-
-
-def _head(spec: str) -> str:
-    """The name and extras of a requirement that packaging parsed, as written."""
-    match = _HEAD.match(spec)
-    assert match is not None  # packaging parsed a name, so the pattern matches
-    return match.group()
-
-
-def _floor(spec: Specifier) -> Version | None:
-    """The lowest version a clause admits; None when unbounded below or not comparable."""
-    if spec.operator in _UNBOUNDED_BELOW:
-        return None
-    try:
-        return Version(spec.version.removesuffix(".*"))
-    except InvalidVersion:
-        return None
-
-
-def _below(floor: Version | None, version: Version) -> bool:
-    """True if ``<version`` admits ``floor`` (or there is no floor)."""
-    return floor is None or Specifier(f"<{version}").contains(floor, prereleases=True)
-
-
-def _lifts(spec: Specifier, version: Version) -> bool:
-    """True for a ``<X`` clause that excludes ``version``: a pin for it or an earlier release."""
-    return spec.operator == "<" and not spec.contains(version, prereleases=True)
-
-
-def _caps_below(spec: Specifier, version: Version) -> bool:
-    """True if a clause admits nothing at or above ``version``: the env is already pinned."""
-    if spec.operator == "!=" or spec.contains(version, prereleases=True):
-        return False
-    return _below(_floor(spec), version)
-
-
 def _edit_env(repo: Path, env: str, action: Action, version: str) -> PinResult:
     """Rewrite every file the env's build reads its OpenEnv requirement from: its pyproject and
     its ``requirements*.txt`` (with their ``-r``/``-c`` includes). Every file is checked before
     any is written, so a refusal in one file writes nothing."""
-    from releaselib.edit.gitdeps import with_includes
+    from releaselib.stage.git_needs import with_includes
 
     env_dir = repo / "envs" / check_env_name(env)
     pyproject = env_dir / "pyproject.toml"

@@ -24,12 +24,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from releaselib.config import ReleaseConfig
-from releaselib.edit.readme import build_space_readme, find_client_class, read_app_port
+from releaselib.edit.readme import build_space_readme
+from releaselib.env_facts import find_client_class, read_app_port
 from releaselib.errors import AuthError, PromoteError, ReleaseError
 from releaselib.hub.client import Hub
 from releaselib.hub.deploy import diff
 from releaselib.plugins import PluginRegistry
-from releaselib.publish.pin import tool_written_pins
+from releaselib.publish.pin_files import tool_written_pins
 from releaselib.records import StagedSpace, Verdict
 from releaselib.space_ids import CanonicalId
 from releaselib.stage.staged_tree import build_manifest

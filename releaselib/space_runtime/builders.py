@@ -26,7 +26,7 @@ import uv
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
-from releaselib.edit.deps import OPENENV_DISTS
+from releaselib.edit.requirement import OPENENV_DISTS
 from releaselib.space_runtime.buildlog import fail, run_logged
 from releaselib.space_runtime.engine_builder import ENGINE_BUILDERS, EngineBuilder
 from releaselib.space_runtime.installs import Install, base_image_installs, plan_installs

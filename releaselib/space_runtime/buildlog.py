@@ -6,15 +6,12 @@ its last lines, as the Hub's errorMessage does.
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from contextlib import suppress
 from pathlib import Path
 from typing import IO
 
+from releaselib import shell
 from releaselib.space_runtime.plan import BuildError
 
 LOG_TAIL = 15
@@ -32,23 +29,9 @@ def run_logged(
     log's last lines when it fails, or when it is still running at ``deadline`` (a monotonic
     time; ``limit`` is the build timeout the message names). A stopped command's whole process
     group is killed."""
-    out.flush()
-    popen = subprocess.Popen(
-        list(argv),
-        stdout=out,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        env=None if env is None else dict(env),
-        start_new_session=True,
-    )
-    try:
-        code = popen.wait(max(0.0, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        with suppress(ProcessLookupError):
-            os.killpg(popen.pid, signal.SIGKILL)
-        popen.wait()
+    code = shell.run_to(argv, out, timeout=deadline - time.monotonic(), env=env)
+    if code is None:
         out.write(f"the build took longer than {limit:g} s and was stopped\n")
-        code = -1
     if code != 0:
         out.flush()
         raise BuildError(tail(Path(out.name)))

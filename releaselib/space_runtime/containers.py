@@ -22,8 +22,8 @@ import tomlkit
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import parse_wheel_filename
 
-from releaselib.edit.deps import OPENENV_DISTS
-from releaselib.edit.readme import read_app_port
+from releaselib.edit.requirement import OPENENV_DISTS
+from releaselib.env_facts import read_app_port
 from releaselib.errors import ReleaseError
 from releaselib.shell import Completed, Runner
 from releaselib.shell import run as default_run

@@ -16,7 +16,6 @@ import os
 import re
 import secrets
 import shutil
-import subprocess
 import threading
 import time
 from collections.abc import Mapping
@@ -26,7 +25,8 @@ from typing import IO
 
 import httpx
 
-from releaselib.edit.readme import read_app_port
+from releaselib import shell
+from releaselib.env_facts import read_app_port
 from releaselib.errors import ReleaseError
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
@@ -145,14 +145,7 @@ class EngineBuilder:
         )
         stderr_path = layout.work / "stderr.log"
         with open(layout.work / "stdout.log", "wb") as out, open(stderr_path, "wb") as err:
-            popen = subprocess.Popen(
-                argv,
-                stdout=out,
-                stderr=err,
-                stdin=subprocess.DEVNULL,
-                env={**os.environ, **env},
-                start_new_session=True,
-            )
+            popen = shell.start(argv, stdout=out, stderr=err, env={**os.environ, **env})
         remove = tuple(container_remove_argv(self._engine, name))
         return ContainerProcess(popen, port, layout.root, stderr_path, remove=remove)
 

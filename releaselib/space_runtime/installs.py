@@ -1,12 +1,12 @@
 """What a Space's Dockerfile installs with Python tools, read from the RUN steps of the stages its
 final stage needs, and the model of what its base image lacks.
 
-Commands are read as staging reads them (``releaselib.edit.deps.shell_commands``: after
+Commands are read as staging reads them (``releaselib.edit.shell_reader.shell_commands``: after
 ``&&``, ``;``, ``||``, ``|``, shell keywords, ``sudo`` and ``VAR=x``, and inside ``sh -c``).
 Recognised: ``uv sync`` (the project in WORKDIR; ``--no-install-project`` installs its
 dependencies only), ``pip``/``pip3``/``python -m pip``/``uv pip install`` with ``-r`` files,
 ``-e`` paths, project paths and named packages. Whether git is installed or removed is judged by
-staging's own git check (``releaselib.edit.gitdeps``), so the two cannot disagree on it. Image
+staging's own git check (``releaselib.edit.git_packages``), so the two cannot disagree on it. Image
 paths are mapped onto the laid-out stage roots.
 
 The base-image model, written from the images' Dockerfiles: ``ghcr.io/huggingface/openenv-base``
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from releaselib.edit import deps, gitdeps
-from releaselib.edit.dockerfile_model import expand
+from releaselib.dockerfile_syntax.words import expand
+from releaselib.edit import git_packages, shell_reader
 from releaselib.space_runtime.plan import BuildError, RunStep, StagePlan
 from releaselib.space_runtime.process import Layout
 
@@ -78,9 +78,9 @@ def plan_installs(layout: Layout) -> list[Install]:
         stage = layout.plan.stages[index]
         git = has_git[stage.base_stage] if stage.base_stage is not None else _image_has_git(stage)
         for run in stage.runs:
-            for words in deps.shell_commands(run.text):
-                words = [expand(w, run.scope) for w in deps.command_words(words)]
-                if gitdeps.command_installs_git(words):
+            for words in shell_reader.shell_commands(run.text):
+                words = [expand(w, run.scope) for w in shell_reader.command_words(words)]
+                if git_packages.command_installs_git(words):
                     git = True
                     continue
                 install = _install(words, run, layout.roots[index])
@@ -93,7 +93,7 @@ def plan_installs(layout: Layout) -> list[Install]:
                         + NO_GIT_MESSAGES[install.tool].format(requirement=needs_git[0])
                     )
                 installs.append(install)
-            git = git and not gitdeps.removes_git(run.text)
+            git = git and not git_packages.removes_git(run.text)
         has_git[index] = git
     return installs
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import dockerfile
 
-from releaselib.edit.dockerfile_model import expand
+from releaselib.dockerfile_syntax.words import expand
 from releaselib.errors import ReleaseError
 
 

@@ -9,12 +9,10 @@ packages.
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -24,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from releaselib import shell
 from releaselib.space_runtime.plan import BuildError, Copy, RunPlan, read_plan
 
 #: ENV the OpenEnv base image provides before a Dockerfile adds its own.
@@ -86,14 +85,7 @@ class SpaceProcess:
         if self.stopped:
             return
         self.stopped = True
-        if self.popen.poll() is None:
-            _signal_group(self.popen.pid, signal.SIGTERM)
-            try:
-                self.popen.wait(timeout)
-            except subprocess.TimeoutExpired:
-                _signal_group(self.popen.pid, signal.SIGKILL)
-                self.popen.wait(timeout)
-        _signal_group(self.popen.pid, signal.SIGKILL)  # children that outlived the leader
+        shell.stop(self.popen, timeout)
         if self.owned_dir is not None:
             shutil.rmtree(self.owned_dir, ignore_errors=True)
 
@@ -102,11 +94,6 @@ class SpaceProcess:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
-
-
-def _signal_group(pid: int, signum: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signum)
 
 
 def free_port() -> int:
@@ -198,15 +185,7 @@ def start_layout(
     process_env["PORT"] = str(port)
     stderr_path = work / "stderr.log"
     with open(work / "stdout.log", "wb") as out, open(stderr_path, "wb") as err:
-        popen = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=process_env,
-            stdout=out,
-            stderr=err,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        popen = shell.start(argv, cwd=cwd, env=process_env, stdout=out, stderr=err)
     return SpaceProcess(popen, port, root, stderr_path)
 
 

@@ -16,11 +16,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from releaselib.config import check_image
-from releaselib.edit import gitdeps
-from releaselib.edit.dockerfile_model import Copy, Dockerfile, Stage, build_variables
+from releaselib.dockerfile_syntax.parse import Copy, Stage
+from releaselib.dockerfile_syntax.words import build_variables
+from releaselib.edit import git_packages
+from releaselib.edit.dockerfile_model import Dockerfile
 from releaselib.errors import StageError, UsageError
 from releaselib.hookspecs import hookimpl
 from releaselib.records import Check, Finding
+from releaselib.stage import git_needs
 
 DOCKERFILE = "Dockerfile"
 README = "README.md"
@@ -73,7 +76,7 @@ def check_stdlib_shadowing(stage_dir: Path) -> Iterator[Finding]:
     line = _python_path_line(df)
     for entry in df.stage_env().get("PYTHONPATH", "").split(":"):
         directory = entry or df.workdir() or "/"  # an empty entry means the working directory
-        found = gitdeps.in_tree(df, df.final_stage, directory, stage_dir)
+        found = git_needs.in_tree(df, df.final_stage, directory, stage_dir)
         if found is None or not found.is_dir():
             continue
         for module, name in _top_level_modules(found):
@@ -96,9 +99,9 @@ def check_git(stage_dir: Path) -> Iterator[Finding]:
     df = _parsed(stage_dir)
     if df is None:
         return
-    for stage, instr, need in gitdeps.missing_git(df, stage_dir):
-        image = gitdeps.root_image(df, stage)
-        known = gitdeps.image_family(image) is not None
+    for stage, instr, need in git_needs.missing_git(df, stage_dir):
+        image = git_packages.root_image(df, stage)
+        known = git_packages.image_family(image) is not None
         yield Finding(
             "git-for-git-deps",
             DOCKERFILE,
@@ -107,7 +110,7 @@ def check_git(stage_dir: Path) -> Iterator[Finding]:
             + ("" if known else f" (staging cannot tell the package manager of {image})"),
             "install git in your Dockerfile before that RUN"
             if not known
-            else f"install git earlier in the stage: {gitdeps.APT_GIT}",
+            else f"install git earlier in the stage: {git_packages.APT_GIT}",
         )
 
 
@@ -116,7 +119,13 @@ def check_openenv_pinned(stage_dir: Path) -> Iterator[Finding]:
     requirements files, pyprojects and their uv sources, conda environments) is a git URL to
     the OpenEnv repository at a fixed ref, the same ref everywhere: staging pins them all, so
     a finding is a spec staging left for PyPI to resolve."""
-    from releaselib.edit import deps  # lazily: tomlkit and packaging load slowly
+    from releaselib.edit import (
+        pyproject_deps,
+        requirement,
+        requirements_txt,
+        run_pins,
+        unrewritable_manifests,
+    )  # lazily: tomlkit and packaging load slowly
 
     df = _parsed(stage_dir)
     if df is None:
@@ -124,30 +133,36 @@ def check_openenv_pinned(stage_dir: Path) -> Iterator[Finding]:
     found: list[tuple[str, int | None, str, str | None]] = []  # file, line, spec, ref
     runs = "\n".join(i.text for i in df.instructions if i.cmd == "RUN")
     for instr in df.instructions:
-        specs = deps.shell_specs(instr.text) if instr.cmd == "RUN" else []
+        specs = run_pins.shell_specs(instr.text) if instr.cmd == "RUN" else []
         for name, value in build_variables(instr):
             if re.search(rf"\$\{{?{re.escape(name)}\b", runs):
-                specs += [w for w in value.split() if deps.names_openenv(w)]
-        found += [(DOCKERFILE, instr.start_line, s, deps.pinned_ref(s)) for s in specs]
-    for file in gitdeps.build_files(df, stage_dir):
+                specs += [w for w in value.split() if requirement.names_openenv(w)]
+        found += [(DOCKERFILE, instr.start_line, s, requirement.pinned_ref(s)) for s in specs]
+    for file in git_needs.build_files(df, stage_dir):
         rel = file.relative_to(stage_dir).as_posix()
         try:
             text = file.read_text(encoding="utf-8")
             if file.suffix == ".toml":
-                specs = deps.find_openenv_requirements(text, path=rel)
-                found += [(rel, deps.line_of(text, s, 1), s, deps.pinned_ref(s)) for s in specs]
-                found += [(rel, n, e, ref) for n, e, ref in deps.source_specs(text, rel)]
+                specs = pyproject_deps.find_openenv_requirements(text, path=rel)
+                found += [
+                    (rel, pyproject_deps.line_of(text, s, 1), s, requirement.pinned_ref(s))
+                    for s in specs
+                ]
+                found += [(rel, n, e, ref) for n, e, ref in pyproject_deps.source_specs(text, rel)]
             else:
-                found += [(rel, n, s, deps.pinned_ref(s)) for n, s in deps.requirements_specs(text)]
+                found += [
+                    (rel, n, s, requirement.pinned_ref(s))
+                    for n, s in requirements_txt.requirements_specs(text)
+                ]
         except (OSError, UnicodeDecodeError, StageError):
             continue  # staging reports files it cannot read or parse
-    for file in gitdeps.conda_environments(stage_dir):
+    for file in git_needs.conda_environments(stage_dir):
         rel = file.relative_to(stage_dir).as_posix()
         try:
-            specs = deps.conda_specs(file.read_text(encoding="utf-8"), rel)
+            specs = unrewritable_manifests.conda_specs(file.read_text(encoding="utf-8"), rel)
         except (OSError, UnicodeDecodeError, StageError):
             continue
-        found += [(rel, None, s, deps.pinned_ref(s)) for s in specs]
+        found += [(rel, None, s, requirement.pinned_ref(s)) for s in specs]
     refs = Counter(ref for *_, ref in found if ref is not None)
     main = refs.most_common(1)[0][0] if refs else None
     for where, line, spec, ref in found:
@@ -231,7 +246,7 @@ def check_readme(stage_dir: Path) -> Iterator[Finding]:
     if not path.is_file():
         yield Finding("readme-metadata", README, None, "no README.md", "stage the env again")
         return
-    from releaselib.edit.readme import metadata_problems  # lazily: it loads huggingface_hub
+    from releaselib.edit.front_matter import metadata_problems  # lazily: it loads huggingface_hub
 
     for line, problem in metadata_problems(path.read_text(encoding="utf-8")):
         yield Finding(

@@ -32,7 +32,7 @@ def remote_refs(remote: str, runner: Runner) -> set[str] | None:
 def published_dist(repo: Path, remote: str, ref: str, runner: Runner) -> str | None:
     """The ``[project] name`` of the root pyproject.toml at ``ref``, read from the checkout's
     objects (or from ``remote`` when it is a local repository); None when unreadable."""
-    from releaselib.edit.deps import OPENENV_DISTS  # lazily: tomlkit and packaging are slow
+    from releaselib.edit.requirement import OPENENV_DISTS  # lazily: tomlkit and packaging are slow
 
     # "./" reads the file beside the checkout, also when the checkout is a subfolder of its
     # repo; a bare remote has no work tree, so there the path is from its root

@@ -1,4 +1,4 @@
-"""Tests for releaselib.edit.deps: OpenEnv dependency pinning in staged files.
+"""Tests for releaselib.edit's OpenEnv dependency pinning in staged files.
 
 Golden files live in golden/deps/: ``<name>`` is the input, ``<name>.expected`` the rewritten
 text and ``<name>.changes.json`` the recorded changes. Set UPDATE_GOLDEN=1 to rewrite them.
@@ -14,18 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from releaselib.edit.deps import (
+from releaselib.edit.pyproject_deps import find_openenv_requirements, rewrite_pyproject
+from releaselib.edit.requirement import (
     CONSTRAINT_DROPPED,
     OPENENV_DISTS,
-    find_openenv_requirements,
     pinned_requirement,
-    rewrite_pyproject,
     rewrite_requirement,
-    rewrite_requirements_txt,
-    rewrite_shell_command,
-    setup_requirement,
     why_pinned,
 )
+from releaselib.edit.requirements_txt import rewrite_requirements_txt
+from releaselib.edit.run_pins import rewrite_shell_command
+from releaselib.edit.unrewritable_manifests import setup_requirement
 from releaselib.errors import StageError
 from releaselib.records import Change
 
@@ -499,7 +498,7 @@ def test_staging_names_and_unmarks_a_requirements_pin_the_tool_wrote() -> None:
 def test_an_openenv_spec_that_cannot_be_pinned_safely_fails_naming_it(
     dockerfile: str, named: str
 ) -> None:
-    from releaselib.edit.dockerfile_rewrite import rewrite_for_space
+    from releaselib.stage.staged_dockerfile import rewrite_for_space
 
     with pytest.raises(StageError) as exc:
         rewrite_for_space(dockerfile, path="Dockerfile", base_image="x:1", dist="openenv", ref="v1")

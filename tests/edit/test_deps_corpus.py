@@ -7,13 +7,10 @@ from pathlib import Path
 import dockerfile
 import pytest
 
-from releaselib.edit.deps import (
-    find_openenv_requirements,
-    pinned_requirement,
-    rewrite_pyproject,
-    rewrite_requirements_txt,
-    rewrite_shell_command,
-)
+from releaselib.edit.pyproject_deps import find_openenv_requirements, rewrite_pyproject
+from releaselib.edit.requirement import pinned_requirement
+from releaselib.edit.requirements_txt import rewrite_requirements_txt
+from releaselib.edit.run_pins import rewrite_shell_command
 
 SNAPSHOT = Path(__file__).resolve().parents[3] / "shared" / "openenv-snapshot"
 REF = "v0.3.1"

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from packaging.markers import Marker
 from packaging.requirements import Requirement
 
-from releaselib.edit.deps import rewrite_pyproject, rewrite_requirements_txt
+from releaselib.edit.pyproject_deps import rewrite_pyproject
+from releaselib.edit.requirements_txt import rewrite_requirements_txt
 
 REF = "v0.2.2"
 URL = f"git+https://github.com/huggingface/OpenEnv.git@{REF}"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from releaselib.edit.dockerfile_model import Dockerfile, expand
+from releaselib.dockerfile_syntax.words import expand
+from releaselib.edit.dockerfile_model import Dockerfile
 from releaselib.errors import StageError
 
 TWO_STAGES = """\

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from releaselib.edit.dockerfile_model import Dockerfile
-from releaselib.edit.dockerfile_rewrite import rewrite_for_space
+from releaselib.stage.staged_dockerfile import rewrite_for_space
 from tests.corpus import SNAPSHOT as ROOT
 
 SNAPSHOT = ROOT / "envs"

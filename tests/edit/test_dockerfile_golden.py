@@ -14,8 +14,8 @@ import pytest
 
 from releaselib.config import base_image
 from releaselib.edit.dockerfile_model import Dockerfile
-from releaselib.edit.dockerfile_rewrite import rewrite_for_space
 from releaselib.records import Change
+from releaselib.stage.staged_dockerfile import rewrite_for_space
 
 GOLDEN = Path(__file__).parent / "golden" / "dockerfile"
 CASES = sorted(p.name.removesuffix(".Dockerfile") for p in GOLDEN.glob("*.Dockerfile"))

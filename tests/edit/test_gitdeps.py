@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from releaselib.edit.dockerfile_rewrite import rewrite_for_space
 from releaselib.stage.checks import check_git
+from releaselib.stage.staged_dockerfile import rewrite_for_space
 
 GOLDEN = Path(__file__).parent / "golden" / "git"
 BASE = "ghcr.io/huggingface/openenv-base:latest"

@@ -17,17 +17,9 @@ import pytest
 from huggingface_hub import SpaceCard
 from huggingface_hub.repocard import metadata_load
 
-from releaselib.edit.readme import (
-    HUB_COLOURS,
-    SECTION_TITLE,
-    build_space_readme,
-    find_client_class,
-    metadata_problems,
-    package_name,
-    read_app_port,
-    runtime_url,
-    space_url,
-)
+from releaselib.edit.front_matter import HUB_COLOURS, metadata_problems
+from releaselib.edit.readme import SECTION_TITLE, build_space_readme, runtime_url, space_url
+from releaselib.env_facts import find_client_class, package_name, read_app_port
 from releaselib.errors import StageError
 from releaselib.records import Change
 

@@ -182,8 +182,9 @@ def test_envs_whose_schema_cannot_give_a_valid_step_bring_their_own(env: str, ac
 
 def test_calendar_seed_data_webhook_is_an_allowed_finding_and_nothing_else_is(tmp_path: Path) -> None:
     from releaselib.errors import StageError
+    from releaselib.stage.secret_gate import scan_secrets
     from releaselib.stage.secretscan import Scanner
-    from releaselib.stage.stage_env import Sources, scan_secrets
+    from releaselib.stage.sources import Sources
 
     rel = "envs/calendar_env/server/data/watch_channel_seed_data.py"
     seed = tmp_path / "seed.py"  # the line as OpenEnv's calendar seed data has it (made up)

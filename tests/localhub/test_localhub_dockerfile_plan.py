@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from releaselib.edit.dockerfile_model import expand
+from releaselib.dockerfile_syntax.words import expand
 from releaselib.localhub import BuildError, read_plan
 from releaselib.space_runtime.plan import Copy
 from releaselib.space_runtime.process import IMAGE_BASE_ENV

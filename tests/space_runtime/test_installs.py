@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from releaselib.edit import gitdeps
 from releaselib.edit.dockerfile_model import Dockerfile
 from releaselib.space_runtime.builders import VenvBuilder
 from releaselib.space_runtime.installs import plan_installs
 from releaselib.space_runtime.plan import BuildError
 from releaselib.space_runtime.process import Layout, lay_out
+from releaselib.stage import git_needs
 from tests.space_runtime.spaces import OPENENV_PIN, openenv_space
 
 PIN = f'"{OPENENV_PIN}"'
@@ -103,7 +103,7 @@ def test_the_builder_and_staging_agree_on_whether_a_stage_has_git(
 ) -> None:
     text = f'FROM python:3.11-slim\nRUN {run.format(pin=PIN, bare=OPENENV_PIN)}\nCMD ["python"]\n'
     layout = layout_of(tmp_path, text)
-    staging_needs_git = list(gitdeps.missing_git(Dockerfile.parse(text), tmp_path / "tree"))
+    staging_needs_git = list(git_needs.missing_git(Dockerfile.parse(text), tmp_path / "tree"))
     assert bool(staging_needs_git) is not has_git
     if has_git:
         assert [i.requirements for i in plan_installs(layout)] == [(OPENENV_PIN,)]
