@@ -14,9 +14,11 @@ RUNNING Space whose every READY domain answers an HTTP error for ``/health`` (a 
 redirect is never the env's, on any path). Anything else that stops a verdict is INCONCLUSIVE,
 with ``our_error`` set when the cause is on our side; it never replaces a standing verdict.
 
-In a rehearsal, a FAIL of an env whose plugin declares needs (secrets, hardware, outside
-services) is INCONCLUSIVE naming them: the rehearsal cannot give them, so the failure is no
-evidence against the env (see :func:`rehearsed`).
+An env's declared needs (secrets, hardware, outside services) go with every result
+(``declared_needs``). An error the env reports that names one of them is INCONCLUSIVE naming it
+(see :mod:`releaselib.verify.usable`). In a rehearsal, any FAIL of an env with needs is
+INCONCLUSIVE naming them, since the rehearsal cannot give them, except a BUILD_ERROR: the build
+failed before any need could matter (see :func:`rehearsed`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import httpx
 from releaselib.hub.client import Hub
 from releaselib.hub.runtime import Domain, SpaceState, watch
 from releaselib.ledger.ledger import Ledger
-from releaselib.plugins import Owned, PluginRegistry
+from releaselib.plugins import PluginRegistry
 from releaselib.records import Probe, Verdict
 from releaselib.space_ids import CandidateId
 from releaselib.verify.probe import Outcome, ProbeResult, probe_base_url
@@ -72,14 +74,6 @@ def candidates(
     return list(dict.fromkeys(chosen))
 
 
-def step_body_of(probes: Iterable[Owned[Probe]]) -> Mapping[str, Any] | None:
-    """The body of the first plugin probe of ``/step`` that has one (the whole request body)."""
-    for owned in probes:
-        if owned.record.path == "/step" and owned.record.body is not None:
-            return owned.record.body
-    return None
-
-
 @dataclass(frozen=True)
 class DomainAttempt:
     """One domain's probe."""
@@ -97,16 +91,24 @@ class DomainAttempt:
             "reason": self.result.reason,
             "our_error": self.result.our_error,
             "seconds": round(self.seconds, 3),
-            "transcript": [
-                {
-                    "request": f"{e.method} {e.path}",
-                    "status": e.status,
-                    "body": e.body,
-                    "seconds": round(e.seconds, 3),
-                }
-                for e in self.result.transcript
-            ],
+            "transcript": [e.as_json() for e in self.result.transcript],
         }
+
+
+def evidence(attempt: DomainAttempt | None) -> dict[str, dict[str, Any]]:
+    """What the verdict rests on: for ``reset`` and ``step``, the last body sent and the start
+    of its answer (over HTTP or ``/ws``)."""
+    found: dict[str, dict[str, Any]] = {}
+    for exchange in attempt.result.transcript if attempt else ():
+        name = exchange.path.removeprefix("/")
+        if name in ("reset", "step"):
+            found[name] = {
+                "request": f"{exchange.method} {exchange.path}",
+                "sent": exchange.sent,
+                "status": exchange.status,
+                "answer": exchange.body,
+            }
+    return found
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,8 @@ class VerifyResult:
     attempts: tuple[DomainAttempt, ...] = ()
     probe_seconds: float = 0.0
     our_error: bool = False  # INCONCLUSIVE for a cause on our side; the reason says what to do
-    needs: tuple[str, ...] = ()  # INCONCLUSIVE: a rehearsal could not give the env these
+    needs: tuple[str, ...] = ()  # INCONCLUSIVE: the env lacked these declared needs
+    declared_needs: tuple[str, ...] = ()  # everything its plugin says it needs
 
     @property
     def success(self) -> bool:
@@ -165,6 +168,8 @@ class VerifyResult:
             "reason": self.reason,
             "our_error": self.our_error,
             "needs": list(self.needs),
+            "declared_needs": list(self.declared_needs),
+            "evidence": evidence(decisive),
             "commit": self.state.sha,
             "hardware": self.state.hardware,
             "timings": {
@@ -176,12 +181,12 @@ class VerifyResult:
 
 @dataclass(frozen=True)
 class ProbePlan:
-    """How one env is probed and judged: its per-request timeout, a plugin's step body, if
-    any, and what its plugin says it needs."""
+    """How one env is probed and judged: its per-request timeout, its plugin's probes (sent in
+    order), and what its plugin says it needs."""
 
     env: str
     timeout: float
-    step_body: Mapping[str, Any] | None
+    probes: tuple[Probe, ...] = ()
     needs: tuple[str, ...] = ()
 
 
@@ -211,6 +216,7 @@ def verify_spaces(
     def check(state: SpaceState) -> VerifyResult:
         plan = plans[state.space_id]
         result = check_space(state, plan, headers=headers, tls=context)
+        result = dataclasses.replace(result, declared_needs=plan.needs)
         if rehearsal is not None:
             result = rehearsed(result, plan.needs, rehearsal)
         notify(state.space_id, result.outcome.value)
@@ -241,16 +247,18 @@ def probe_jobs(jobs: int | None, spaces: int) -> int:
 
 
 def plan_for(registry: PluginRegistry, env: str, timeout: float) -> ProbePlan:
-    """``env``'s plan: ``timeout``, or its plugin's longer one for a slow env, step body, needs."""
+    """``env``'s plan: ``timeout``, or its plugin's longer one for a slow env, probes, needs."""
     profile = registry.profile(env)
     timeout = max(timeout, profile.probe_timeout or 0.0)
-    return ProbePlan(env, timeout, step_body_of(registry.probes(env)), profile.needs)
+    probes = tuple(owned.record for owned in registry.probes(env))
+    return ProbePlan(env, timeout, probes, profile.needs)
 
 
 def rehearsed(result: VerifyResult, needs: Sequence[str], builder: str) -> VerifyResult:
     """``result`` as a rehearsal judges it: a FAIL of an env that ``needs`` what no rehearsal
-    gives is INCONCLUSIVE naming those needs (never pinned); anything else stands."""
-    if result.outcome is not Outcome.FAIL or not needs:
+    gives is INCONCLUSIVE naming those needs (never pinned), unless the Hub reports a
+    BUILD_ERROR, which wins over any need; anything else stands."""
+    if result.outcome is not Outcome.FAIL or not needs or result.state.stage == "BUILD_ERROR":
         return result
     reason = (
         f"needs {', '.join(needs)}, which a rehearsal ({builder} builder) cannot give: verify "
@@ -264,7 +272,13 @@ def rehearsed(result: VerifyResult, needs: Sequence[str], builder: str) -> Verif
 def _still_waiting(plan: ProbePlan, state: SpaceState, wait: float) -> VerifyResult:
     reason = f"still {state.stage} after our wait of {wait:g} s; verify again with a longer --wait"
     return VerifyResult(
-        plan.env, state.space_id, state, Outcome.INCONCLUSIVE, reason, our_error=True
+        plan.env,
+        state.space_id,
+        state,
+        Outcome.INCONCLUSIVE,
+        reason,
+        our_error=True,
+        declared_needs=plan.needs,
     )
 
 
@@ -312,9 +326,12 @@ def check_space(
     )
     outcome, reason, our_error = judge(attempts)
     seconds = time.monotonic() - start
-    return VerifyResult(
+    result = VerifyResult(
         plan.env, state.space_id, state, outcome, reason, attempts, seconds, our_error
     )
+    decisive = result.decisive
+    lacked = decisive.result.needs if decisive and outcome is Outcome.INCONCLUSIVE else ()
+    return dataclasses.replace(result, needs=lacked)
 
 
 def probe_targets(domains: Sequence[Domain]) -> tuple[Domain, ...]:
@@ -329,7 +346,8 @@ def _attempt(
     result = probe_base_url(
         f"https://{domain.name}",
         timeout=plan.timeout,
-        step_body=plan.step_body,
+        probes=plan.probes,
+        needs=plan.needs,
         headers=headers,
         verify=tls,
     )
