@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 
@@ -37,9 +37,10 @@ from releaselib.hub.client import Hub
 from releaselib.hub.runtime import Domain, SpaceState, watch
 from releaselib.ledger.ledger import Ledger
 from releaselib.plugins import PluginRegistry
-from releaselib.records import Probe, Verdict
+from releaselib.records import Probe
 from releaselib.space_ids import CandidateId
-from releaselib.verify.probe import Outcome, ProbeResult, probe_base_url
+from releaselib.verify.probe import Outcome, probe_base_url
+from releaselib.verify.results import DomainAttempt, VerifyResult
 
 DEFAULT_TIMEOUT = 20.0
 #: Probe threads unless told otherwise (never more than there are Spaces).
@@ -72,111 +73,6 @@ def candidates(
         listed = hub.list_spaces(namespace, search=suffix)
         chosen = sorted(i for s in listed if (i := CandidateId.parse(s.id, suffix)) is not None)
     return list(dict.fromkeys(chosen))
-
-
-@dataclass(frozen=True)
-class DomainAttempt:
-    """One domain's probe."""
-
-    domain: str
-    stage: str
-    result: ProbeResult
-    seconds: float
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "domain": self.domain,
-            "stage": self.stage,
-            "outcome": self.result.outcome.value,
-            "reason": self.result.reason,
-            "our_error": self.result.our_error,
-            "seconds": round(self.seconds, 3),
-            "transcript": [e.as_json() for e in self.result.transcript],
-        }
-
-
-def evidence(attempt: DomainAttempt | None) -> dict[str, dict[str, Any]]:
-    """What the verdict rests on: for ``reset`` and ``step``, the last body sent and the start
-    of its answer (over HTTP or ``/ws``)."""
-    found: dict[str, dict[str, Any]] = {}
-    for exchange in attempt.result.transcript if attempt else ():
-        name = exchange.path.removeprefix("/")
-        if name in ("reset", "step"):
-            found[name] = {
-                "request": f"{exchange.method} {exchange.path}",
-                "sent": exchange.sent,
-                "status": exchange.status,
-                "answer": exchange.body,
-            }
-    return found
-
-
-@dataclass(frozen=True)
-class VerifyResult:
-    """The verdict on one candidate, the stage it reached, and every domain attempt."""
-
-    env: str
-    space_id: str
-    state: SpaceState
-    outcome: Outcome
-    reason: str
-    attempts: tuple[DomainAttempt, ...] = ()
-    probe_seconds: float = 0.0
-    our_error: bool = False  # INCONCLUSIVE for a cause on our side; the reason says what to do
-    needs: tuple[str, ...] = ()  # INCONCLUSIVE: the env lacked these declared needs
-    declared_needs: tuple[str, ...] = ()  # everything its plugin says it needs
-
-    @property
-    def success(self) -> bool:
-        return self.outcome is Outcome.PASS
-
-    @property
-    def decisive(self) -> DomainAttempt | None:
-        """The attempt the outcome rests on: a pass, else the first inconclusive, else the last."""
-        for outcome in (Outcome.PASS, Outcome.INCONCLUSIVE):
-            found = next((a for a in self.attempts if a.result.outcome is outcome), None)
-            if found is not None:
-                return found
-        return self.attempts[-1] if self.attempts else None
-
-    @property
-    def ledger_status(self) -> Literal["done", "failed"]:
-        """PASS and FAIL are done; INCONCLUSIVE is "failed", so a rerun verifies again."""
-        return "failed" if self.outcome is Outcome.INCONCLUSIVE else "done"
-
-    @property
-    def verdict(self) -> Verdict:
-        return Verdict(self.env, self.space_id, self.outcome.value, self.state.sha, self.reason)
-
-    def as_json(self) -> dict[str, Any]:
-        """The upstream verifier's fields plus outcome and timings (no ``env``: the ledger
-        records under the env's name)."""
-        decisive = self.decisive
-        return {
-            "space": self.space_id,
-            "space_id": self.space_id,
-            "stage": self.state.stage,
-            "domain": decisive.domain if decisive else None,
-            "runtime_error": self.state.error,
-            "checks": {
-                f"{e.method} {e.path}": e.status
-                for e in (decisive.result.transcript if decisive else ())
-            },
-            "success": self.success,
-            "domain_attempts": [a.as_json() for a in self.attempts],
-            "outcome": self.outcome.value,
-            "reason": self.reason,
-            "our_error": self.our_error,
-            "needs": list(self.needs),
-            "declared_needs": list(self.declared_needs),
-            "evidence": evidence(decisive),
-            "commit": self.state.sha,
-            "hardware": self.state.hardware,
-            "timings": {
-                "wait_s": round(self.state.seen_at, 3),
-                "probe_s": round(self.probe_seconds, 3),
-            },
-        }
 
 
 @dataclass(frozen=True)
@@ -216,7 +112,6 @@ def verify_spaces(
     def check(state: SpaceState) -> VerifyResult:
         plan = plans[state.space_id]
         result = check_space(state, plan, headers=headers, tls=context)
-        result = dataclasses.replace(result, declared_needs=plan.needs)
         if rehearsal is not None:
             result = rehearsed(result, plan.needs, rehearsal)
         notify(state.space_id, result.outcome.value)
@@ -313,7 +208,14 @@ def _not_probed(state: SpaceState, plan: ProbePlan) -> VerifyResult:
 def check_space(
     state: SpaceState, plan: ProbePlan, *, headers: Mapping[str, str], tls: ssl.SSLContext
 ) -> VerifyResult:
-    """The verdict on one terminal Space: its failure, or the probes of its domains."""
+    """The verdict on one terminal Space (its failure, or the probes of its domains), with the
+    needs its plugin declares."""
+    return dataclasses.replace(_judged(state, plan, headers, tls), declared_needs=plan.needs)
+
+
+def _judged(
+    state: SpaceState, plan: ProbePlan, headers: Mapping[str, str], tls: ssl.SSLContext
+) -> VerifyResult:
     if state.failed:
         return _not_probed(state, plan)
     domains = probe_targets(state.domains)

@@ -175,7 +175,7 @@ class _Episode:
         if not named:
             return Stop(Outcome.FAIL, said, episode=True)
         need = ", ".join(named)
-        reason = f"needs {need}: {said}; give the Space what it needs, then verify again"
+        reason = f"needs {need} (give the Space what it needs, then verify again): {said}"
         return Stop(Outcome.INCONCLUSIVE, reason, episode=True, needs=named)
 
     def _planned_step(self) -> dict[str, Any] | None:

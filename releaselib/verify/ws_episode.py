@@ -92,7 +92,7 @@ REJECTED_STEP = "step answered 'error' VALIDATION_ERROR"
 #: How it begins when the answer is not the env's (a front door, our time-out, no connection).
 NOT_THE_ENV = "(not the env) "
 #: What it says of an observation that carries an error (see :mod:`releaselib.verify.usable`).
-ERROR_OBSERVATION = "an observation carrying an error: "
+ERROR_OBSERVATION = "an observation with "
 
 
 def _not_an_observation(text: str, first_reset: bool) -> str | None:
