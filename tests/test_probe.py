@@ -211,3 +211,20 @@ def test_step_body_wraps_the_action_and_reads_its_defs() -> None:
         "type": "object",
     }
     assert step_body_for(action) == {"action": {"move": "left"}}
+
+
+def test_plugin_probes_go_in_order_a_reset_probe_replaces_ours_and_a_status_is_checked() -> None:
+    transport, steps = server(tasks=lambda r: httpx.Response(404, json={"detail": "Not Found"}))
+    reset = Probe("reset", "POST", "/reset", {"seed": 7})
+    tasks = Probe("tasks", "GET", "/tasks")
+    step = Probe("step", "POST", "/step", {"action": {"message": "hi"}})
+    passed = probe(transport, probes=(reset, step))
+    assert [(f"{e.method} {e.path}", e.sent) for e in passed.transcript] == [
+        ("GET /health", ""),
+        ("POST /reset", '{"seed":7}'),
+        ("POST /step", '{"action":{"message":"hi"}}'),
+    ]
+    failed = probe(transport, probes=(reset, tasks, step))
+    assert failed.outcome is Outcome.FAIL
+    assert failed.reason == "GET /tasks answered 404; the plugin's probe 'tasks' expects 200"
+    assert steps == [{"action": {"message": "hi"}}]  # the failed probe stopped before its step
