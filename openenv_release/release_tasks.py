@@ -240,6 +240,8 @@ def report(
         "scenario",
         "json",
         "allow_secret",
+        "timeout",
+        "wait",
         repo="an OpenEnv checkout to rehearse instead of the bundled examples/ (a private copy "
         "of what git tracks there; the checkout is never written)",
         builder="the embedded Hub's builder: host (the tool's own Python; the default without "
@@ -265,6 +267,8 @@ def rehearse(
     build_jobs: str | None = None,
     briefing: str | None = None,
     allow_secret: list[str] | None = None,
+    timeout: str | None = None,
+    wait: str | None = None,
 ) -> None:
     """A whole release against the embedded Hub, no account: of examples/, or of --repo PATH.
 
@@ -295,6 +299,10 @@ def rehearse(
         if (env or allow_secret) and not repo:
             flag = "--env" if env else "--allow-secret"
             raise UsageError(f"{flag} goes with --repo (the examples are rehearsed whole)")
+        waits = {
+            name: check_seconds(value, f"--{name}") if value is not None else None
+            for name, value in (("wait", wait), ("timeout", timeout))
+        }
         timeout = check_seconds(build_timeout or BUILD_TIMEOUT, "--build-timeout")
         jobs = check_jobs(build_jobs or BUILD_JOBS, "--build-jobs")
         if repo:
@@ -314,6 +322,7 @@ def rehearse(
             build_timeout=timeout,
             build_jobs=jobs,
             allowed_secrets=allow_flags(allow_secret or [], Path(repo).resolve()) if repo else (),
+            **waits,
         )
         if json:
             print(jsonlib.dumps(result.report, indent=2))

@@ -121,6 +121,8 @@ def rehearse(
     build_timeout: float = BUILD_TIMEOUT,
     build_jobs: int = BUILD_JOBS,
     allowed_secrets: tuple[AllowedSecret, ...] = (),
+    wait: float | None = None,
+    timeout: float | None = None,
 ) -> Rehearsal:
     """Run the rehearsal in ``workdir`` (which must not exist yet) and report how it ended.
 
@@ -129,6 +131,9 @@ def rehearse(
     the embedded Hub misbehave; ``builder`` (with ``build_timeout``/``build_jobs``) is the
     embedded Hub's (``venv`` installs the OpenEnv pin from the copied checkout);
     ``allowed_secrets`` are the checkout's known false positives (``--allow-secret``).
+    ``wait`` (for Spaces to build) and ``timeout`` (per probe request) are release's
+    ``--wait``/``--timeout``; unset, the examples get timings tuned to slow_env and a checkout
+    gets release's defaults.
     """
     check_keep(workdir, repo)
     if repo is None:
@@ -166,8 +171,12 @@ def rehearse(
             interval=0.5, tls=tls, rehearsal=builder, allowed_secrets=allowed_secrets
         )
         if repo is None:  # timings tuned to slow_env; a real checkout gets release's own
-            wait = 300.0 if builder in ("host", "venv") else 900.0  # image builds take minutes
-            options = replace(options, timeout=PROBE_TIMEOUT, wait=wait)
+            tuned = 300.0 if builder in ("host", "venv") else 900.0  # image builds take minutes
+            options = replace(options, timeout=PROBE_TIMEOUT, wait=tuned)
+        if wait is not None:
+            options = replace(options, wait=wait)
+        if timeout is not None:
+            options = replace(options, timeout=timeout)
         result = Release(config, resolution, hub, registry, ledger, options, on_event).run(specs)
         spaces = hub.list_spaces(NAMESPACE)
         rows = board(ledger, runtimes_of(spaces), config)
