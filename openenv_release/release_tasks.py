@@ -312,18 +312,24 @@ def rehearse(
         if dest is not None and repo:
             outside(dest, Path(repo), "--briefing")
         faults = Scenario.load(Path(scenario)) if scenario else None
-        result = run_rehearsal(
-            workdir,
-            scenario=faults,
-            on_event=lines(console),
-            builder=builder,
-            repo=Path(repo) if repo else None,
-            envs=env or [],
-            build_timeout=timeout,
-            build_jobs=jobs,
-            allowed_secrets=allow_flags(allow_secret or [], Path(repo).resolve()) if repo else (),
-            **waits,
-        )
+        allowed = allow_flags(allow_secret or [], Path(repo).resolve()) if repo else ()
+        board = out.ProgressBoard(
+            console, [], live=not json and console.is_terminal, title="rehearse"
+        )  # a row per Space as it appears: its upload, build, run, probe and verdict
+        with board:
+            result = run_rehearsal(
+                workdir,
+                scenario=faults,
+                on_event=lines(console),
+                builder=builder,
+                repo=Path(repo) if repo else None,
+                envs=env or [],
+                build_timeout=timeout,
+                build_jobs=jobs,
+                allowed_secrets=allowed,
+                **waits,
+                on_progress=board.update,
+            )
         if json:
             print(jsonlib.dumps(result.report, indent=2))
         else:

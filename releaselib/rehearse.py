@@ -24,6 +24,7 @@ from typing import Any
 from releaselib.errors import ReleaseError, UsageError
 from releaselib.files import write_atomic
 from releaselib.hub.client import Hub
+from releaselib.hub.deploy import Progress
 from releaselib.ledger.ledger import Ledger, default_path
 from releaselib.ledger.report import write_briefing
 from releaselib.ledger.status import Row, board, runtimes_of
@@ -123,6 +124,7 @@ def rehearse(
     allowed_secrets: tuple[AllowedSecret, ...] = (),
     wait: float | None = None,
     timeout: float | None = None,
+    on_progress: Progress | None = None,
 ) -> Rehearsal:
     """Run the rehearsal in ``workdir`` (which must not exist yet) and report how it ended.
 
@@ -133,7 +135,8 @@ def rehearse(
     ``allowed_secrets`` are the checkout's known false positives (``--allow-secret``).
     ``wait`` (for Spaces to build) and ``timeout`` (per probe request) are release's
     ``--wait``/``--timeout``; unset, the examples get timings tuned to slow_env and a checkout
-    gets release's defaults.
+    gets release's defaults. ``on_progress(space_id, stage)`` hears each Space's upload,
+    build and run stages, probing and verdict, as release's live board does.
     """
     check_keep(workdir, repo)
     if repo is None:
@@ -177,7 +180,9 @@ def rehearse(
             options = replace(options, wait=wait)
         if timeout is not None:
             options = replace(options, timeout=timeout)
-        result = Release(config, resolution, hub, registry, ledger, options, on_event).run(specs)
+        result = Release(
+            config, resolution, hub, registry, ledger, options, on_event, on_progress
+        ).run(specs)
         spaces = hub.list_spaces(NAMESPACE)
         rows = board(ledger, runtimes_of(spaces), config)
         commits = {s.id: hub.commit_count(s.id) for s in spaces}
