@@ -303,7 +303,7 @@ def rehearse(
             name: check_seconds(value, f"--{name}") if value is not None else None
             for name, value in (("wait", wait), ("timeout", timeout))
         }
-        timeout = check_seconds(build_timeout or BUILD_TIMEOUT, "--build-timeout")
+        build_seconds = check_seconds(build_timeout or BUILD_TIMEOUT, "--build-timeout")
         jobs = check_jobs(build_jobs or BUILD_JOBS, "--build-jobs")
         if repo:
             check_source(Path(repo))
@@ -324,7 +324,7 @@ def rehearse(
                 builder=builder,
                 repo=Path(repo) if repo else None,
                 envs=env or [],
-                build_timeout=timeout,
+                build_timeout=build_seconds,
                 build_jobs=jobs,
                 allowed_secrets=allowed,
                 **waits,

@@ -40,7 +40,8 @@ from releaselib.plugins import PluginRegistry
 from releaselib.records import Probe
 from releaselib.space_ids import CandidateId
 from releaselib.verify.probe import Outcome, probe_base_url
-from releaselib.verify.results import DomainAttempt, VerifyResult
+from releaselib.verify.results import DomainAttempt as DomainAttempt  # re-exported
+from releaselib.verify.results import VerifyResult as VerifyResult  # re-exported
 
 DEFAULT_TIMEOUT = 20.0
 #: Probe threads unless told otherwise (never more than there are Spaces).

@@ -36,7 +36,8 @@ from releaselib.records import Probe
 from releaselib.verify.actions import LIST_TOOLS, call_tool_body, is_tool_calling, step_body_for
 from releaselib.verify.exchange import Exchange
 from releaselib.verify.http_session import Answer, Session
-from releaselib.verify.outcome import Outcome, Stop
+from releaselib.verify.outcome import Outcome as Outcome  # re-exported: the verdict's type
+from releaselib.verify.outcome import Stop
 from releaselib.verify.usable import error_in, needs_named
 from releaselib.verify.ws_episode import (
     ERROR_OBSERVATION,

@@ -95,7 +95,7 @@ def _tool_error(result: Any) -> str | None:
     if not isinstance(result, Mapping) or not (result.get("is_error") or result.get("isError")):
         return None
     content = result.get("content")
-    texts = [c.get("text") for c in content or () if isinstance(c, Mapping) and c.get("text")]
+    texts = [str(c["text"]) for c in content or () if isinstance(c, Mapping) and c.get("text")]
     return f"tool error: {_text(' '.join(texts) or result)}"
 
 
