@@ -203,6 +203,29 @@ def test_every_builtin_plugins_declared_needs_reach_the_verdict_and_the_ledger(
         assert data["needs"] == data["declared_needs"] == list(needs), env
 
 
+@pytest.mark.parametrize(
+    ("env", "stage", "error", "outcome", "named"),
+    [
+        ("kernrl", "RUNTIME_ERROR", "RuntimeError: CUDA is not available", "INCONCLUSIVE", True),
+        ("kernrl", "BUILD_ERROR", "nvcc: CUDA toolkit not found", "FAIL", False),
+        ("kernrl", "RUNTIME_ERROR", "ImportError: cannot import name 'StepResult'", "FAIL", False),
+        ("tbench2_env", "RUNTIME_ERROR", "failed to download the tasks", "INCONCLUSIVE", True),
+    ],
+)
+def test_a_runtime_error_naming_a_declared_need_is_inconclusive_and_a_build_error_fails(
+    env: str, stage: str, error: str, outcome: str, named: bool
+) -> None:
+    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    plan = plan_for(registry, env, 20.0)
+    state = SpaceState(f"openenv/{env}{SUFFIX}", stage, "abc", error)
+    result = check_space(state, plan, headers={}, tls=ssl.create_default_context())
+    assert result.outcome.value == outcome and result.declared_needs == plan.needs != ()
+    assert result.needs == (plan.needs if named else ())
+    if named:
+        assert result.reason.startswith(f"needs {plan.needs[0]} (give the Space what it needs")
+    assert error in result.reason
+
+
 def test_a_build_error_wins_over_any_need_in_a_rehearsal() -> None:
     built = SpaceState("openenv/x_env-0.2.2", "BUILD_ERROR", "abc", "package dir 'tests' missing")
     failed = VerifyResult("x_env", built.space_id, built, Outcome.FAIL, "BUILD_ERROR: no tests")

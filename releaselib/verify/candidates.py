@@ -42,6 +42,7 @@ from releaselib.space_ids import CandidateId
 from releaselib.verify.probe import Outcome, probe_base_url
 from releaselib.verify.results import DomainAttempt as DomainAttempt  # re-exported
 from releaselib.verify.results import VerifyResult as VerifyResult  # re-exported
+from releaselib.verify.usable import needs_named
 
 DEFAULT_TIMEOUT = 20.0
 #: Probe threads unless told otherwise (never more than there are Spaces).
@@ -182,6 +183,15 @@ def _not_probed(state: SpaceState, plan: ProbePlan) -> VerifyResult:
     """The verdict on a Space the Hub reports failed or missing: FAIL only for the Space's own
     BUILD_ERROR/RUNTIME_ERROR; a missing, refused-config, paused or stopped one is not evidence."""
     last_line = state.error_tail(1) or "no errorMessage"
+    lacked = needs_named(state.error or "", plan.needs) if state.stage == "RUNTIME_ERROR" else ()
+    if lacked:  # the env stopped for a need its plugin declares (a build error always wins)
+        reason = (
+            f"needs {', '.join(lacked)} (give the Space what it needs, then verify again): "
+            f"RUNTIME_ERROR: {last_line}"
+        )
+        return VerifyResult(
+            plan.env, state.space_id, state, Outcome.INCONCLUSIVE, reason, needs=lacked
+        )
     if state.stage in SPACE_FAILURES:
         return VerifyResult(
             plan.env, state.space_id, state, Outcome.FAIL, f"{state.stage}: {last_line}"
