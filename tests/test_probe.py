@@ -228,3 +228,13 @@ def test_plugin_probes_go_in_order_a_reset_probe_replaces_ours_and_a_status_is_c
     assert failed.outcome is Outcome.FAIL
     assert failed.reason == "GET /tasks answered 404; the plugin's probe 'tasks' expects 200"
     assert steps == [{"action": {"message": "hi"}}]  # the failed probe stopped before its step
+
+
+def test_a_union_with_call_tool_is_a_tool_calling_schema() -> None:
+    from releaselib.verify.actions import is_tool_calling
+
+    call = {"properties": {"type": {"const": "call_tool"}, "tool_name": {}, "arguments": {}}}
+    listing = {"properties": {"type": {"const": "list_tools"}}}
+    union = {"anyOf": [{"$ref": "#/$defs/L"}, {"$ref": "#/$defs/C"}], "$defs": {"L": listing, "C": call}}
+    assert is_tool_calling(call) and is_tool_calling(union)
+    assert not is_tool_calling(listing) and not is_tool_calling(ECHO_ACTION)

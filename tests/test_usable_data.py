@@ -45,6 +45,7 @@ SPACES: dict[str, tuple[str, dict[str, str], dict[str, str]]] = {
     "step_error_env": ("step_error_env", {}, {}),
     "step_probed_env": ("step_error_env", {}, {}),
     "tools_env": ("tools_env", {}, {}),
+    "tools_ws_env": ("tools_env", {}, {"WS_ONLY": "1"}),
     "secret_env": ("secret_env", {}, {}),
     "secret_given_env": ("secret_env", {"TOOLS_API_KEY": "k-123"}, {}),
     "needy_env": (
@@ -162,6 +163,19 @@ def test_a_tool_calling_env_passes_only_on_a_real_call_with_arguments(
     assert call == {"type": "call_tool", "tool_name": "add", "arguments": {"a": 0, "b": 0}}
     answer = json.loads(result.as_json()["evidence"]["step"]["answer"])
     assert answer["observation"]["error"] is None and answer["observation"]["result"]["data"] == 0
+
+
+def test_a_tool_calling_env_served_over_ws_only_lists_and_calls_there(
+    results: dict[str, VerifyResult],
+) -> None:
+    result = results["tools_ws_env"]
+    assert result.outcome is Outcome.PASS, result.reason
+    assert "usable observations over /ws (HTTP POST /reset answered 400" in result.reason
+    over_ws = [json.loads(body) for request, body in sent(result) if request == "WS step"]
+    assert over_ws == [
+        {"type": "step", "data": {"type": "list_tools"}},
+        {"type": "step", "data": {"type": "call_tool", "tool_name": "add", "arguments": {"a": 0, "b": 0}}},
+    ]
 
 
 def test_a_missing_declared_secret_is_inconclusive_naming_it_and_given_it_passes(

@@ -12,9 +12,20 @@ LIST_TOOLS = {"action": {"type": "list_tools"}}
 
 
 def is_tool_calling(action_schema: Mapping[str, Any]) -> bool:
-    """Whether ``action_schema`` is openenv-core's ``CallToolAction`` (an MCP env's action)."""
-    properties = action_schema.get("properties")
-    return isinstance(properties, Mapping) and {"tool_name", "arguments"} <= properties.keys()
+    """Whether ``action_schema`` is openenv-core's ``CallToolAction`` (an MCP env's action), or
+    a union with it as one of its branches."""
+    defs = action_schema.get("$defs", {})
+    branches = [
+        _resolve(branch, defs)
+        for key in ("anyOf", "oneOf")
+        for branch in action_schema.get(key) or ()
+        if isinstance(branch, Mapping)
+    ]
+    for schema in (action_schema, *branches):
+        properties = schema.get("properties")
+        if isinstance(properties, Mapping) and {"tool_name", "arguments"} <= properties.keys():
+            return True
+    return False
 
 
 def call_tool_body(tools: Sequence[Any]) -> dict[str, Any] | None:

@@ -117,6 +117,7 @@ class _Episode:
     def __init__(self, session: Session, probes: tuple[Probe, ...], needs: tuple[str, ...]):
         self.session, self.probes, self.needs = session, probes, needs
         self.step: dict[str, Any] | None = None  # the last step body sent
+        self.tool_calling = False  # the schema is CallToolAction: /ws lists, then calls
 
     def run(self) -> str:
         health = self.session.send("GET", "/health")
@@ -194,6 +195,7 @@ class _Episode:
             raise Stop(Outcome.FAIL, "GET /schema has no action schema")
         if not is_tool_calling(action):
             return step_body_for(action)
+        self.tool_calling = True
         listed = self.session.send("POST", "/step", LIST_TOOLS)
         self._expect("POST /step list_tools", listed, LIST_TOOLS)
         observation = listed.data["observation"]
@@ -209,12 +211,11 @@ class _Episode:
         try:
             step = self.step or self._planned_step() or self._step_body()
         except Stop as schema:
-            reason = f"{http.reason}; /ws not tried: {schema.reason}"
-            raise Stop(http.outcome, reason, needs=http.needs) from None
+            if not self.tool_calling:  # else /ws lists the tools itself
+                reason = f"{http.reason}; /ws not tried: {schema.reason}"
+                raise Stop(http.outcome, reason, needs=http.needs) from None
+            step = {"action": None}
         action = step.get("action")
-        if not isinstance(action, dict):
-            reason = f"{http.reason}; /ws not tried: the step body has no action"
-            raise Stop(http.outcome, reason, needs=http.needs)
         said = ws_episode(socket, action, self.session.transcript)
         if said is None:
             return (

@@ -14,6 +14,7 @@ import httpx
 from websockets.exceptions import InvalidStatus, WebSocketException
 from websockets.sync.client import connect as ws_connect
 
+from releaselib.verify.actions import LIST_TOOLS, call_tool_body
 from releaselib.verify.exchange import Exchange, sent_text, trim
 from releaselib.verify.usable import error_in
 
@@ -48,9 +49,12 @@ class Socket:
         return context
 
 
-def ws_episode(socket: Socket, action: dict[str, Any], transcript: list[Exchange]) -> str | None:
-    """None when ``reset`` then ``step`` over ``/ws`` both answer observations; else what
-    ``/ws`` said. Each handshake and message goes into ``transcript``."""
+def ws_episode(
+    socket: Socket, action: dict[str, Any] | None, transcript: list[Exchange]
+) -> str | None:
+    """None when ``reset`` then ``step`` over ``/ws`` both answer usable observations; else
+    what ``/ws`` said. ``action`` None: a tool-calling env, so the step lists the tools, then
+    calls the first. Each handshake and message goes into ``transcript``."""
     sending, start = "/ws", time.monotonic()
 
     def record(status: int | None, body: str, sent: str = "") -> None:
@@ -66,14 +70,28 @@ def ws_episode(socket: Socket, action: dict[str, Any], transcript: list[Exchange
             close_timeout=socket.timeout,
         ) as connection:
             record(101, "")
-            for sending, data in (("reset", {}), ("step", action)):
-                start = time.monotonic()
-                message = {"type": sending, "data": data}
+
+            def answer(kind: str, data: dict[str, Any]) -> tuple[str | None, Any]:
+                nonlocal sending, start
+                sending, start = kind, time.monotonic()
+                message = {"type": kind, "data": data}
                 connection.send(json.dumps(message))
                 text = connection.recv(timeout=socket.timeout, decode=True)
                 record(101, text, sent_text(message))
-                if (problem := _not_an_observation(text, sending == "reset")) is not None:
-                    return f"{sending} answered {problem}"
+                return _not_an_observation(text, kind == "reset"), text
+
+            if (problem := answer("reset", {})[0]) is not None:
+                return f"reset answered {problem}"
+            if action is None:
+                problem, text = answer("step", LIST_TOOLS["action"])
+                if problem is not None:
+                    return f"step list_tools answered {problem}"
+                call = call_tool_body(_tools(text))
+                if call is None:
+                    return "step list_tools answered no tool to call"
+                action = call["action"]
+            if (problem := answer("step", action)[0]) is not None:
+                return f"step answered {problem}"
             connection.send(json.dumps({"type": "close"}))
     except InvalidStatus as exc:
         status = exc.response.status_code
@@ -85,6 +103,13 @@ def ws_episode(socket: Socket, action: dict[str, Any], transcript: list[Exchange
         what = "the handshake" if sending == "/ws" else sending
         return f"{NOT_THE_ENV}{what} had no answer ({type(exc).__name__}: {trim(str(exc), 200)})"
     return None
+
+
+def _tools(text: str) -> list[Any]:
+    """The tools a ``list_tools`` observation message lists."""
+    observation = json.loads(text)["data"]["observation"]
+    tools = observation.get("tools") if isinstance(observation, dict) else None
+    return tools if isinstance(tools, list) else []
 
 
 #: How ``ws_episode`` begins when the env validated our step body and refused it (our error).

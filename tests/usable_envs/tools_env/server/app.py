@@ -1,5 +1,10 @@
-"""A tool-calling (MCP) env: its one tool needs two integer arguments."""
+"""A tool-calling (MCP) env: its one tool needs two integer arguments. With the Space variable
+WS_ONLY set it serves episodes over /ws only."""
 
+import os
+
+from fastapi import Request
+from fastapi.responses import JSONResponse
 from fastmcp import FastMCP
 from openenv.core.env_server import create_app
 from openenv.core.env_server.mcp_environment import MCPEnvironment
@@ -34,3 +39,11 @@ class ToolsEnvironment(MCPEnvironment):
 
 
 app = create_app(ToolsEnvironment, CallToolAction, CallToolObservation, env_name="tools_env")
+
+if os.environ.get("WS_ONLY"):  # like agent_world_model_env: HTTP reset and step answer 400
+
+    @app.middleware("http")
+    async def ws_only(request: Request, call_next):
+        if request.url.path in ("/reset", "/step"):
+            return JSONResponse({"detail": "episodes are served over /ws"}, status_code=400)
+        return await call_next(request)
