@@ -60,6 +60,8 @@ def test_the_briefing_lists_each_env_with_its_decision(rehearsal) -> None:
     assert "```diff" in text and "<0.2.2" in text  # the failed env's pin diff
     assert json.loads(result.briefing.with_suffix(".json").read_text())["envs"]
     assert "## Evidence for the canonical flips" in text
+    assert "- reset: POST /reset sent `{}`, answered 200: `{" in text  # the evidence kept
+    assert "- step: POST /step sent `{\"action\":" in text
     assert text.startswith(BRIEFING_MARKER) and "a rehearsal on the embedded Hub, builder `host`" in text
     assert result.report["rehearsal"] == {"builder": "host", "source": "examples/"}
 
