@@ -240,6 +240,8 @@ def report(
         "scenario",
         "json",
         "allow_secret",
+        "timeout",
+        "wait",
         repo="an OpenEnv checkout to rehearse instead of the bundled examples/ (a private copy "
         "of what git tracks there; the checkout is never written)",
         builder="the embedded Hub's builder: host (the tool's own Python; the default without "
@@ -265,6 +267,8 @@ def rehearse(
     build_jobs: str | None = None,
     briefing: str | None = None,
     allow_secret: list[str] | None = None,
+    timeout: str | None = None,
+    wait: str | None = None,
 ) -> None:
     """A whole release against the embedded Hub, no account: of examples/, or of --repo PATH.
 
@@ -295,7 +299,11 @@ def rehearse(
         if (env or allow_secret) and not repo:
             flag = "--env" if env else "--allow-secret"
             raise UsageError(f"{flag} goes with --repo (the examples are rehearsed whole)")
-        timeout = check_seconds(build_timeout or BUILD_TIMEOUT, "--build-timeout")
+        waits = {
+            name: check_seconds(value, f"--{name}") if value is not None else None
+            for name, value in (("wait", wait), ("timeout", timeout))
+        }
+        build_seconds = check_seconds(build_timeout or BUILD_TIMEOUT, "--build-timeout")
         jobs = check_jobs(build_jobs or BUILD_JOBS, "--build-jobs")
         if repo:
             check_source(Path(repo))
@@ -304,17 +312,24 @@ def rehearse(
         if dest is not None and repo:
             outside(dest, Path(repo), "--briefing")
         faults = Scenario.load(Path(scenario)) if scenario else None
-        result = run_rehearsal(
-            workdir,
-            scenario=faults,
-            on_event=lines(console),
-            builder=builder,
-            repo=Path(repo) if repo else None,
-            envs=env or [],
-            build_timeout=timeout,
-            build_jobs=jobs,
-            allowed_secrets=allow_flags(allow_secret or [], Path(repo).resolve()) if repo else (),
-        )
+        allowed = allow_flags(allow_secret or [], Path(repo).resolve()) if repo else ()
+        board = out.ProgressBoard(
+            console, [], live=not json and console.is_terminal, title="rehearse"
+        )  # a row per Space as it appears: its upload, build, run, probe and verdict
+        with board:
+            result = run_rehearsal(
+                workdir,
+                scenario=faults,
+                on_event=lines(console),
+                builder=builder,
+                repo=Path(repo) if repo else None,
+                envs=env or [],
+                build_timeout=build_seconds,
+                build_jobs=jobs,
+                allowed_secrets=allowed,
+                **waits,
+                on_progress=board.update,
+            )
         if json:
             print(jsonlib.dumps(result.report, indent=2))
         else:

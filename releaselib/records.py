@@ -6,6 +6,7 @@ fails where it is made, naming the field.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -110,7 +111,14 @@ class Fix:
 
 @dataclass(frozen=True)
 class Probe:
-    """One runtime request the verifier sends instead of the schema-derived one."""
+    """One runtime request the verifier sends as declared, in the order the plugin gives.
+
+    After ``GET /health`` the verifier sends ``POST /reset``, the plugin's probes, then a
+    schema-derived ``POST /step``; a probe of ``/reset`` or ``/step`` replaces the verifier's
+    own. Those two must be ``POST`` expecting 200 with a usable observation (a ``/step`` body is
+    ``{"action": {...}}``); any other probe passes when its answer has ``expect_status``. A field
+    the verifier cannot honour is refused here (the registry reports it as a PluginError).
+    """
 
     name: str
     method: str
@@ -119,10 +127,28 @@ class Probe:
     expect_status: int = 200
 
     def __post_init__(self) -> None:
-        if self.method.upper() not in {"GET", "POST"}:
-            raise ValueError(f"probe {self.name}: method must be GET or POST")
-        if not self.path.startswith("/"):
-            raise ValueError(f"probe {self.name}: path must start with '/'")
+        if self.method not in {"GET", "POST"}:
+            raise ValueError(f"probe {self.name}: method must be GET or POST (upper case)")
+        if not self.path.startswith("/") or self.path == "/ws" or "?" in self.path:
+            raise ValueError(f"probe {self.name}: path must start with '/' (no /ws, no query)")
+        if not isinstance(self.expect_status, int) or not 100 <= self.expect_status <= 599:
+            raise ValueError(f"probe {self.name}: expect_status must be an HTTP status")
+        if self.body is not None:
+            if not isinstance(self.body, Mapping) or self.method == "GET":
+                raise ValueError(f"probe {self.name}: a body is a JSON object sent by POST")
+            try:
+                json.dumps(self.body)
+            except (TypeError, ValueError):
+                raise ValueError(f"probe {self.name}: its body is not JSON") from None
+        if self.path in ("/reset", "/step"):
+            if self.method != "POST" or self.expect_status != 200:
+                raise ValueError(
+                    f"probe {self.name}: {self.path} is probed by POST expecting 200 "
+                    "(a usable observation)"
+                )
+            action = (self.body or {}).get("action")
+            if self.path == "/step" and not isinstance(action, Mapping):
+                raise ValueError(f'probe {self.name}: a /step body is {{"action": {{...}}}}')
 
 
 @dataclass(frozen=True)

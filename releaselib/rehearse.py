@@ -24,6 +24,7 @@ from typing import Any
 from releaselib.errors import ReleaseError, UsageError
 from releaselib.files import write_atomic
 from releaselib.hub.client import Hub
+from releaselib.hub.deploy import Progress
 from releaselib.ledger.ledger import Ledger, default_path
 from releaselib.ledger.report import write_briefing
 from releaselib.ledger.status import Row, board, runtimes_of
@@ -121,6 +122,9 @@ def rehearse(
     build_timeout: float = BUILD_TIMEOUT,
     build_jobs: int = BUILD_JOBS,
     allowed_secrets: tuple[AllowedSecret, ...] = (),
+    wait: float | None = None,
+    timeout: float | None = None,
+    on_progress: Progress | None = None,
 ) -> Rehearsal:
     """Run the rehearsal in ``workdir`` (which must not exist yet) and report how it ended.
 
@@ -129,6 +133,10 @@ def rehearse(
     the embedded Hub misbehave; ``builder`` (with ``build_timeout``/``build_jobs``) is the
     embedded Hub's (``venv`` installs the OpenEnv pin from the copied checkout);
     ``allowed_secrets`` are the checkout's known false positives (``--allow-secret``).
+    ``wait`` (for Spaces to build) and ``timeout`` (per probe request) are release's
+    ``--wait``/``--timeout``; unset, the examples get timings tuned to slow_env and a checkout
+    gets release's defaults. ``on_progress(space_id, stage)`` hears each Space's upload,
+    build and run stages, probing and verdict, as release's live board does.
     """
     check_keep(workdir, repo)
     if repo is None:
@@ -166,9 +174,15 @@ def rehearse(
             interval=0.5, tls=tls, rehearsal=builder, allowed_secrets=allowed_secrets
         )
         if repo is None:  # timings tuned to slow_env; a real checkout gets release's own
-            wait = 300.0 if builder in ("host", "venv") else 900.0  # image builds take minutes
-            options = replace(options, timeout=PROBE_TIMEOUT, wait=wait)
-        result = Release(config, resolution, hub, registry, ledger, options, on_event).run(specs)
+            tuned = 300.0 if builder in ("host", "venv") else 900.0  # image builds take minutes
+            options = replace(options, timeout=PROBE_TIMEOUT, wait=tuned)
+        if wait is not None:
+            options = replace(options, wait=wait)
+        if timeout is not None:
+            options = replace(options, timeout=timeout)
+        result = Release(
+            config, resolution, hub, registry, ledger, options, on_event, on_progress
+        ).run(specs)
         spaces = hub.list_spaces(NAMESPACE)
         rows = board(ledger, runtimes_of(spaces), config)
         commits = {s.id: hub.commit_count(s.id) for s in spaces}

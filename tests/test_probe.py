@@ -12,13 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
-from releaselib.verify.probe import (
-    Outcome,
-    ProbeResult,
-    example_value,
-    probe_base_url,
-    step_body_for,
-)
+from releaselib.records import Probe
+from releaselib.verify.actions import example_value, step_body_for
+from releaselib.verify.probe import Outcome, ProbeResult, probe_base_url
 
 ECHO_ACTION = {
     "additionalProperties": False,
@@ -69,7 +65,7 @@ def test_a_healthy_server_passes_with_a_schema_derived_step() -> None:
 
 def test_a_given_step_body_is_sent_and_the_schema_is_not_read() -> None:
     transport, steps = server()
-    result = probe(transport, step_body={"action": {"message": "hi"}})
+    result = probe(transport, probes=(Probe("step", "POST", "/step", {"action": {"message": "hi"}}),))
     assert result.outcome is Outcome.PASS
     assert steps == [{"action": {"message": "hi"}}]
     assert "/schema" not in [e.path for e in result.transcript]
@@ -174,7 +170,7 @@ def test_a_4xx_on_a_schema_correct_step_fails_but_a_refused_token_is_ours() -> N
 def test_bodies_are_trimmed_to_one_line() -> None:
     transport, _ = server(reset=lambda r: httpx.Response(500, text="x\n" * 1000))
     body = probe(transport).transcript[-1].body
-    assert len(body) <= 300 and "\n" not in body
+    assert len(body.encode()) <= 500 and "\n" not in body  # the first 500 bytes
 
 
 @pytest.mark.parametrize(
@@ -215,3 +211,30 @@ def test_step_body_wraps_the_action_and_reads_its_defs() -> None:
         "type": "object",
     }
     assert step_body_for(action) == {"action": {"move": "left"}}
+
+
+def test_plugin_probes_go_in_order_a_reset_probe_replaces_ours_and_a_status_is_checked() -> None:
+    transport, steps = server(tasks=lambda r: httpx.Response(404, json={"detail": "Not Found"}))
+    reset = Probe("reset", "POST", "/reset", {"seed": 7})
+    tasks = Probe("tasks", "GET", "/tasks")
+    step = Probe("step", "POST", "/step", {"action": {"message": "hi"}})
+    passed = probe(transport, probes=(reset, step))
+    assert [(f"{e.method} {e.path}", e.sent) for e in passed.transcript] == [
+        ("GET /health", ""),
+        ("POST /reset", '{"seed":7}'),
+        ("POST /step", '{"action":{"message":"hi"}}'),
+    ]
+    failed = probe(transport, probes=(reset, tasks, step))
+    assert failed.outcome is Outcome.FAIL
+    assert failed.reason == "GET /tasks answered 404; the plugin's probe 'tasks' expects 200"
+    assert steps == [{"action": {"message": "hi"}}]  # the failed probe stopped before its step
+
+
+def test_a_union_with_call_tool_is_a_tool_calling_schema() -> None:
+    from releaselib.verify.actions import is_tool_calling
+
+    call = {"properties": {"type": {"const": "call_tool"}, "tool_name": {}, "arguments": {}}}
+    listing = {"properties": {"type": {"const": "list_tools"}}}
+    union = {"anyOf": [{"$ref": "#/$defs/L"}, {"$ref": "#/$defs/C"}], "$defs": {"L": listing, "C": call}}
+    assert is_tool_calling(call) and is_tool_calling(union)
+    assert not is_tool_calling(listing) and not is_tool_calling(ECHO_ACTION)

@@ -22,6 +22,7 @@ from releaselib.hub.client import Hub
 from releaselib.hub.retry import RetryPolicy
 from releaselib.hub.runtime import settle
 from releaselib.localhub import LocalHub
+from releaselib.records import Probe
 from releaselib.verify.probe import Outcome, ProbeResult, probe_base_url
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "envs"
@@ -118,7 +119,7 @@ def probe(hub: LocalHub, env: str, step_body: dict | None = None) -> ProbeResult
         timeout=30,
         headers=headers,
         verify=tls(hub),
-        step_body=step_body,
+        probes=() if step_body is None else (Probe("step", "POST", "/step", step_body),),
     )
 
 
@@ -237,7 +238,8 @@ def probe_server(ws_status: int) -> ProbeResult:
     thread.start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}"
-        return probe_base_url(url, timeout=5, step_body={"action": {"message": "hi"}})
+        step = Probe("step", "POST", "/step", {"action": {"message": "hi"}})
+        return probe_base_url(url, timeout=5, probes=(step,))
     finally:
         server.shutdown()
         server.server_close()

@@ -233,6 +233,8 @@ def test_a_briefing_path_that_is_no_regular_file_is_refused_unopened(kind: str, 
         (["--builder", "nope"], "--builder 'nope': choose one of host, venv"),
         (["--build-timeout", "soon"], "--build-timeout 'soon' must be a number of seconds"),
         (["--build-jobs", "0"], "--build-jobs '0' must be a whole number"),
+        (["--wait", "soon"], "--wait 'soon' must be a number of seconds above 0"),
+        (["--timeout", "0"], "--timeout '0' must be a number of seconds above 0"),
     ],
 )
 def test_bad_flags_are_exit_2_in_one_line(argv: list[str], says: str, capsys) -> None:
@@ -265,6 +267,16 @@ def test_a_keep_folder_holding_the_checkout_or_not_empty_is_exit_2_in_one_line(w
     assert tree_digest(checkout) == before and git_status(checkout) == status
     if keep != checkout:  # nothing written there either
         assert sorted(p.name for p in keep.iterdir()) == (["OpenEnv", "secret.txt"] if keep == tmp_path else ["mine.txt"])
+
+
+def test_wait_and_timeout_reach_the_rehearsals_verify(tmp_path: Path) -> None:
+    from releaselib.rehearse import rehearse
+
+    checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
+    done = rehearse(tmp_path / "w", repo=checkout, envs=["echo_env"], wait=0.01, timeout=7)
+    (echo,) = done.report["envs"]
+    assert echo["outcome"] == "INCONCLUSIVE", echo
+    assert "after our wait of 0.01 s; verify again with a longer --wait" in echo["reason"]
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,7 @@ from releaselib.plugins import PluginRegistry
 from releaselib.records import StagedSpace
 from releaselib.space_ids import CandidateId, Canonicals, refuse_token
 from releaselib.stage.discover import discover_envs
+from releaselib.text_encoding import utf8_text
 
 #: ``(space_id, what is happening)``: deploy's progress, for a live display or a log line
 Progress = Callable[[str, str], None]
@@ -213,6 +214,8 @@ def deploy_one(
                 unchanged=True,
                 note=note,
             )
+        if ".gitignore" in upload:  # the Hub client reads it as UTF-8 to send it along
+            utf8_text(staged.staged_dir / ".gitignore", f"envs/{staged.env}/.gitignore")
         if on_progress is not None:
             sent = sum(staged.manifest[p][1] for p in upload)
             on_progress(space_id, f"uploading {len(upload)} files, {sent:,} bytes")

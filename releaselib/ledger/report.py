@@ -106,6 +106,8 @@ def evidence(verify: StepRecord | None) -> dict[str, Any]:
         "hardware": found.get("hardware"),
         "domains": list(found.get("domain_attempts", [])),
         "checks": dict(found.get("checks", {})),
+        "exchanges": dict(found.get("evidence", {})),  # the reset and step the verdict rests on
+        "declared_needs": list(found.get("declared_needs", [])),
     }
 
 

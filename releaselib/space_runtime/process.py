@@ -176,7 +176,7 @@ def start_layout(
     home = plan.final.env.get("HOME", "").lstrip("/")
     if home:  # a writable home inside the image root, like the container's
         (root / home).mkdir(parents=True, exist_ok=True)
-    mapper = _PathMapper(root)
+    mapper = _PathMapper(root, own=(work, Path(sys.executable).parent))
     argv = [mapper.map(arg) for arg in _bind_loopback(plan.final.argv, port)]
     cwd = Path(mapper.map(plan.final.workdir))
     cwd.mkdir(parents=True, exist_ok=True)
@@ -209,18 +209,34 @@ def _bind_loopback(argv: tuple[str, ...], port: int) -> list[str]:
 
 
 class _PathMapper:
-    """Rewrites absolute image paths whose top folder exists in ``root`` to paths under it."""
+    """Rewrites absolute image paths whose top folder exists in ``root`` to paths under it.
 
-    def __init__(self, root: Path) -> None:
+    Paths inside ``own`` (the builder's workspace: its run folder with the Space's venv, and the
+    interpreter it runs) are this machine's, never the image's, and stay as they are, even when
+    the image has their top folder (``/tmp``)."""
+
+    def __init__(self, root: Path, own: tuple[Path, ...] = ()) -> None:
         self.root = root
         tops = sorted((entry.name for entry in root.iterdir()), key=len, reverse=True)
         names = "|".join(re.escape(top) for top in tops)
         self.pattern = re.compile(rf"(?<![\w./-])/(?:{names})(?=[/:\s\"';&|]|$)") if tops else None
+        self.own = tuple(str(path).rstrip("/") for path in own if path.is_absolute())
 
     def map(self, text: str) -> str:
         if self.pattern is None:
             return text
-        return self.pattern.sub(lambda match: f"{self.root}{match.group(0)}", text)
+        return self.pattern.sub(lambda match: self._mapped(text, match), text)
+
+    def _mapped(self, text: str, match: re.Match[str]) -> str:
+        rest = text[match.start() :]
+        for own in self.own:
+            if rest.startswith(own) and _PATH_END.match(rest, len(own)):
+                return match.group(0)
+        return f"{self.root}{match.group(0)}"
+
+
+#: What may follow a whole path (or a folder of it) in ENV, WORKDIR and CMD text.
+_PATH_END = re.compile(r"[/:\s\"';&|]|$")
 
 
 def _materialize(plan: RunPlan, context: Path, work: Path) -> dict[int, Path]:

@@ -29,7 +29,7 @@ from rich.table import Table
 from releaselib.errors import ReleaseError
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.records import StagedSpace
+from releaselib.records import Probe, StagedSpace
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
 from releaselib.space_runtime import containers
@@ -37,6 +37,7 @@ from releaselib.space_runtime.plan import BuildError
 from releaselib.space_runtime.process import SpaceProcess, free_port, start_space_process
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.stage.stage_env import stage_envs
+from releaselib.verify.candidates import plan_for
 from releaselib.verify.probe import Outcome, ProbeResult, probe_base_url
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -214,9 +215,16 @@ def output_tail(process: SpaceProcess, lines: int = OUTPUT_LINES) -> str:
 
 
 def run_staged(
-    env: str, tree: Path, *, start_timeout: float = 60, probe_timeout: float = 20
+    env: str,
+    tree: Path,
+    *,
+    start_timeout: float = 60,
+    probe_timeout: float = 20,
+    probes: Sequence[Probe] = (),
+    needs: Sequence[str] = (),
 ) -> RunReport:
-    """Start ``tree``'s CMD container-less on a loopback port and probe it."""
+    """Start ``tree``'s CMD container-less on a loopback port and probe it as ``verify`` does,
+    with the env's plugin ``probes`` (sent as declared, in order) and declared ``needs``."""
     began = time.monotonic()
     try:
         process = start_space_process(tree, port=free_port())
@@ -236,7 +244,8 @@ def run_staged(
             )
             return RunReport(env, outcome, why, output=output_tail(process))
         started = time.monotonic() - began
-        probe = probe_base_url(f"http://127.0.0.1:{process.port}", timeout=probe_timeout)
+        url = f"http://127.0.0.1:{process.port}"
+        probe = probe_base_url(url, timeout=probe_timeout, probes=probes, needs=needs)
         return RunReport(env, probe.outcome, probe.reason, started, probe, output_tail(process))
 
 
@@ -296,6 +305,7 @@ def run_command(
     console: Console, staged: Sequence[StagedSpace], start_timeout: float, timeout: float
 ) -> int:
     failed = 0
+    registry = PluginRegistry(get_plugin_manager())
     for space in staged:
         tree = staged_tree(space)
         if tree is None:
@@ -303,7 +313,15 @@ def run_command(
         else:
             for finding in space.findings:
                 console.print(f"{space.env}: static check: {finding}", markup=False, soft_wrap=True)
-            report = run_staged(space.env, tree, start_timeout=start_timeout, probe_timeout=timeout)
+            plan = plan_for(registry, space.env, timeout)
+            report = run_staged(
+                space.env,
+                tree,
+                start_timeout=start_timeout,
+                probe_timeout=plan.timeout,
+                probes=plan.probes,
+                needs=plan.needs,
+            )
         console.print(report.render(), markup=False, soft_wrap=True)
         failed += report.outcome is not Outcome.PASS
     return int(failed > 0)

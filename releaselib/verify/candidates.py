@@ -14,9 +14,11 @@ RUNNING Space whose every READY domain answers an HTTP error for ``/health`` (a 
 redirect is never the env's, on any path). Anything else that stops a verdict is INCONCLUSIVE,
 with ``our_error`` set when the cause is on our side; it never replaces a standing verdict.
 
-In a rehearsal, a FAIL of an env whose plugin declares needs (secrets, hardware, outside
-services) is INCONCLUSIVE naming them: the rehearsal cannot give them, so the failure is no
-evidence against the env (see :func:`rehearsed`).
+An env's declared needs (secrets, hardware, outside services) go with every result
+(``declared_needs``). An error the env reports that names one of them is INCONCLUSIVE naming it
+(see :mod:`releaselib.verify.usable`). In a rehearsal, any FAIL of an env with needs is
+INCONCLUSIVE naming them, since the rehearsal cannot give them, except a BUILD_ERROR: the build
+failed before any need could matter (see :func:`rehearsed`).
 """
 
 from __future__ import annotations
@@ -27,17 +29,20 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 
 from releaselib.hub.client import Hub
 from releaselib.hub.runtime import Domain, SpaceState, watch
 from releaselib.ledger.ledger import Ledger
-from releaselib.plugins import Owned, PluginRegistry
-from releaselib.records import Probe, Verdict
+from releaselib.plugins import PluginRegistry
+from releaselib.records import Probe
 from releaselib.space_ids import CandidateId
-from releaselib.verify.probe import Outcome, ProbeResult, probe_base_url
+from releaselib.verify.probe import Outcome, probe_base_url
+from releaselib.verify.results import DomainAttempt as DomainAttempt  # re-exported
+from releaselib.verify.results import VerifyResult as VerifyResult  # re-exported
+from releaselib.verify.usable import needs_named
 
 DEFAULT_TIMEOUT = 20.0
 #: Probe threads unless told otherwise (never more than there are Spaces).
@@ -72,116 +77,14 @@ def candidates(
     return list(dict.fromkeys(chosen))
 
 
-def step_body_of(probes: Iterable[Owned[Probe]]) -> Mapping[str, Any] | None:
-    """The body of the first plugin probe of ``/step`` that has one (the whole request body)."""
-    for owned in probes:
-        if owned.record.path == "/step" and owned.record.body is not None:
-            return owned.record.body
-    return None
-
-
-@dataclass(frozen=True)
-class DomainAttempt:
-    """One domain's probe."""
-
-    domain: str
-    stage: str
-    result: ProbeResult
-    seconds: float
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "domain": self.domain,
-            "stage": self.stage,
-            "outcome": self.result.outcome.value,
-            "reason": self.result.reason,
-            "our_error": self.result.our_error,
-            "seconds": round(self.seconds, 3),
-            "transcript": [
-                {
-                    "request": f"{e.method} {e.path}",
-                    "status": e.status,
-                    "body": e.body,
-                    "seconds": round(e.seconds, 3),
-                }
-                for e in self.result.transcript
-            ],
-        }
-
-
-@dataclass(frozen=True)
-class VerifyResult:
-    """The verdict on one candidate, the stage it reached, and every domain attempt."""
-
-    env: str
-    space_id: str
-    state: SpaceState
-    outcome: Outcome
-    reason: str
-    attempts: tuple[DomainAttempt, ...] = ()
-    probe_seconds: float = 0.0
-    our_error: bool = False  # INCONCLUSIVE for a cause on our side; the reason says what to do
-    needs: tuple[str, ...] = ()  # INCONCLUSIVE: a rehearsal could not give the env these
-
-    @property
-    def success(self) -> bool:
-        return self.outcome is Outcome.PASS
-
-    @property
-    def decisive(self) -> DomainAttempt | None:
-        """The attempt the outcome rests on: a pass, else the first inconclusive, else the last."""
-        for outcome in (Outcome.PASS, Outcome.INCONCLUSIVE):
-            found = next((a for a in self.attempts if a.result.outcome is outcome), None)
-            if found is not None:
-                return found
-        return self.attempts[-1] if self.attempts else None
-
-    @property
-    def ledger_status(self) -> Literal["done", "failed"]:
-        """PASS and FAIL are done; INCONCLUSIVE is "failed", so a rerun verifies again."""
-        return "failed" if self.outcome is Outcome.INCONCLUSIVE else "done"
-
-    @property
-    def verdict(self) -> Verdict:
-        return Verdict(self.env, self.space_id, self.outcome.value, self.state.sha, self.reason)
-
-    def as_json(self) -> dict[str, Any]:
-        """The upstream verifier's fields plus outcome and timings (no ``env``: the ledger
-        records under the env's name)."""
-        decisive = self.decisive
-        return {
-            "space": self.space_id,
-            "space_id": self.space_id,
-            "stage": self.state.stage,
-            "domain": decisive.domain if decisive else None,
-            "runtime_error": self.state.error,
-            "checks": {
-                f"{e.method} {e.path}": e.status
-                for e in (decisive.result.transcript if decisive else ())
-            },
-            "success": self.success,
-            "domain_attempts": [a.as_json() for a in self.attempts],
-            "outcome": self.outcome.value,
-            "reason": self.reason,
-            "our_error": self.our_error,
-            "needs": list(self.needs),
-            "commit": self.state.sha,
-            "hardware": self.state.hardware,
-            "timings": {
-                "wait_s": round(self.state.seen_at, 3),
-                "probe_s": round(self.probe_seconds, 3),
-            },
-        }
-
-
 @dataclass(frozen=True)
 class ProbePlan:
-    """How one env is probed and judged: its per-request timeout, a plugin's step body, if
-    any, and what its plugin says it needs."""
+    """How one env is probed and judged: its per-request timeout, its plugin's probes (sent in
+    order), and what its plugin says it needs."""
 
     env: str
     timeout: float
-    step_body: Mapping[str, Any] | None
+    probes: tuple[Probe, ...] = ()
     needs: tuple[str, ...] = ()
 
 
@@ -241,16 +144,18 @@ def probe_jobs(jobs: int | None, spaces: int) -> int:
 
 
 def plan_for(registry: PluginRegistry, env: str, timeout: float) -> ProbePlan:
-    """``env``'s plan: ``timeout``, or its plugin's longer one for a slow env, step body, needs."""
+    """``env``'s plan: ``timeout``, or its plugin's longer one for a slow env, probes, needs."""
     profile = registry.profile(env)
     timeout = max(timeout, profile.probe_timeout or 0.0)
-    return ProbePlan(env, timeout, step_body_of(registry.probes(env)), profile.needs)
+    probes = tuple(owned.record for owned in registry.probes(env))
+    return ProbePlan(env, timeout, probes, profile.needs)
 
 
 def rehearsed(result: VerifyResult, needs: Sequence[str], builder: str) -> VerifyResult:
     """``result`` as a rehearsal judges it: a FAIL of an env that ``needs`` what no rehearsal
-    gives is INCONCLUSIVE naming those needs (never pinned); anything else stands."""
-    if result.outcome is not Outcome.FAIL or not needs:
+    gives is INCONCLUSIVE naming those needs (never pinned), unless the Hub reports a
+    BUILD_ERROR, which wins over any need; anything else stands."""
+    if result.outcome is not Outcome.FAIL or not needs or result.state.stage == "BUILD_ERROR":
         return result
     reason = (
         f"needs {', '.join(needs)}, which a rehearsal ({builder} builder) cannot give: verify "
@@ -264,7 +169,13 @@ def rehearsed(result: VerifyResult, needs: Sequence[str], builder: str) -> Verif
 def _still_waiting(plan: ProbePlan, state: SpaceState, wait: float) -> VerifyResult:
     reason = f"still {state.stage} after our wait of {wait:g} s; verify again with a longer --wait"
     return VerifyResult(
-        plan.env, state.space_id, state, Outcome.INCONCLUSIVE, reason, our_error=True
+        plan.env,
+        state.space_id,
+        state,
+        Outcome.INCONCLUSIVE,
+        reason,
+        our_error=True,
+        declared_needs=plan.needs,
     )
 
 
@@ -272,6 +183,15 @@ def _not_probed(state: SpaceState, plan: ProbePlan) -> VerifyResult:
     """The verdict on a Space the Hub reports failed or missing: FAIL only for the Space's own
     BUILD_ERROR/RUNTIME_ERROR; a missing, refused-config, paused or stopped one is not evidence."""
     last_line = state.error_tail(1) or "no errorMessage"
+    lacked = needs_named(state.error or "", plan.needs) if state.stage == "RUNTIME_ERROR" else ()
+    if lacked:  # the env stopped for a need its plugin declares (a build error always wins)
+        reason = (
+            f"needs {', '.join(lacked)} (give the Space what it needs, then verify again): "
+            f"RUNTIME_ERROR: {last_line}"
+        )
+        return VerifyResult(
+            plan.env, state.space_id, state, Outcome.INCONCLUSIVE, reason, needs=lacked
+        )
     if state.stage in SPACE_FAILURES:
         return VerifyResult(
             plan.env, state.space_id, state, Outcome.FAIL, f"{state.stage}: {last_line}"
@@ -299,7 +219,14 @@ def _not_probed(state: SpaceState, plan: ProbePlan) -> VerifyResult:
 def check_space(
     state: SpaceState, plan: ProbePlan, *, headers: Mapping[str, str], tls: ssl.SSLContext
 ) -> VerifyResult:
-    """The verdict on one terminal Space: its failure, or the probes of its domains."""
+    """The verdict on one terminal Space (its failure, or the probes of its domains), with the
+    needs its plugin declares."""
+    return dataclasses.replace(_judged(state, plan, headers, tls), declared_needs=plan.needs)
+
+
+def _judged(
+    state: SpaceState, plan: ProbePlan, headers: Mapping[str, str], tls: ssl.SSLContext
+) -> VerifyResult:
     if state.failed:
         return _not_probed(state, plan)
     domains = probe_targets(state.domains)
@@ -312,9 +239,12 @@ def check_space(
     )
     outcome, reason, our_error = judge(attempts)
     seconds = time.monotonic() - start
-    return VerifyResult(
+    result = VerifyResult(
         plan.env, state.space_id, state, outcome, reason, attempts, seconds, our_error
     )
+    decisive = result.decisive
+    lacked = decisive.result.needs if decisive and outcome is Outcome.INCONCLUSIVE else ()
+    return dataclasses.replace(result, needs=lacked)
 
 
 def probe_targets(domains: Sequence[Domain]) -> tuple[Domain, ...]:
@@ -329,7 +259,8 @@ def _attempt(
     result = probe_base_url(
         f"https://{domain.name}",
         timeout=plan.timeout,
-        step_body=plan.step_body,
+        probes=plan.probes,
+        needs=plan.needs,
         headers=headers,
         verify=tls,
     )

@@ -1,76 +1,66 @@
-"""Runtime probes of a running env server: ``/health``, ``/reset``, and a schema-derived ``/step``.
+"""Runtime probes of a running env server: ``/health``, ``/reset``, a schema-correct ``/step``,
+and a plugin's own requests.
 
-``probe_base_url`` answers PASS only when ``POST /reset`` returns an observation and ``POST /step``
-is accepted; ``/health`` alone is never a PASS. FAIL rests only on the env's own HTTP answer: a
-5xx or other error status, or a body that is not an observation. Everything on our side of the
-wire (TLS verification, DNS, a proxy, a connection refused or reset before any answer, our own
-time-out, a 422 naming the body we sent) and every answer from whatever stands in front of the
-env on any path (a 401/403 refusing our token, a 429 rate limit, a redirect, never followed) is
-INCONCLUSIVE with ``our_error`` set and a remedy in the reason (see :mod:`releaselib.hub.wire`).
-A 429
-whose Retry-After is short is retried once.
+``probe_base_url`` answers PASS only when ``POST /reset`` and ``POST /step`` answer usable data
+(observations that carry no error, see :mod:`releaselib.verify.usable`); ``/health`` alone is
+never a PASS. The step is built from ``GET /schema``'s action schema; for a tool-calling (MCP)
+env it lists the tools, then calls the first with a valid argument object (see
+:mod:`releaselib.verify.actions`). A plugin's probes are sent as declared (method, path, body,
+expected status), in order, after ``/health``; a plugin probe of ``/reset`` or ``/step`` replaces
+the probe's own.
+
+FAIL rests only on the env's own HTTP answer: a 5xx or other error status, a body that is not an
+observation, or an observation carrying the env's own error. An error that reports a need the
+env's plugin declares is INCONCLUSIVE naming it. Everything on our side of the wire, and every
+answer from what stands in front of the env, is INCONCLUSIVE with ``our_error`` set and a remedy
+(see :mod:`releaselib.verify.http_session`); so is a 422 naming the body we sent.
 
 OpenEnv's HTTP ``/reset`` and ``/step`` are stateless (each request builds a fresh env), so an env
 that needs a reset before a step answers a bare ``POST /step`` with an error. When the HTTP episode
-FAILs at ``/reset`` or ``/step``, the same episode is tried over ``WS /ws`` (OpenEnv's stateful
-episode, what the env's own client uses); only a whole episode there turns the FAIL into a PASS,
-and in every other case the HTTP verdict stands, its reason adding what ``/ws`` said.
+FAILs at ``/reset`` or ``/step``, the same episode is tried over ``WS /ws`` (see
+:mod:`releaselib.verify.ws_episode`); only a whole episode of usable data there turns the FAIL
+into a PASS, and in every other case the HTTP verdict stands, its reason adding what ``/ws`` said.
 """
 
 from __future__ import annotations
 
-import enum
 import json
 import ssl
-import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
-from websockets.exceptions import InvalidStatus, WebSocketException
-from websockets.sync.client import connect as ws_connect
 
-from releaselib.hub.wire import wire_problem
+from releaselib.records import Probe
+from releaselib.verify.actions import LIST_TOOLS, call_tool_body, is_tool_calling, step_body_for
+from releaselib.verify.exchange import Exchange
+from releaselib.verify.http_session import Answer, Session
+from releaselib.verify.outcome import Outcome as Outcome  # re-exported: the verdict's type
+from releaselib.verify.outcome import Stop
+from releaselib.verify.usable import error_in, needs_named
+from releaselib.verify.ws_episode import (
+    ERROR_OBSERVATION,
+    NOT_THE_ENV,
+    REJECTED_STEP,
+    Socket,
+    ws_episode,
+)
 
-BODY_CHARS = 300
-#: The longest Retry-After (seconds) a rate-limited request waits for before its one retry.
-RETRY_AFTER_MAX = 5.0
-
-
-class Outcome(enum.Enum):
-    """The verdict on one server; the value is what gets printed."""
-
-    PASS = "PASS"
-    FAIL = "FAIL"
-    INCONCLUSIVE = "INCONCLUSIVE"
-
-
-@dataclass(frozen=True)
-class Exchange:
-    """One request of a probe: ``status`` is None when no answer came. Over ``/ws`` the method
-    is ``WS``, the path ``/ws`` (the handshake) or the message type sent, and an answered
-    message has the connection's status, 101."""
-
-    method: str
-    path: str
-    status: int | None
-    body: str
-    seconds: float
-
-    def __str__(self) -> str:
-        status = self.status if self.status is not None else "---"
-        return f"{self.method:4} {self.path:8} {status} {self.seconds:6.2f}s  {self.body}"
+#: The paths whose answers must be usable observations.
+EPISODE = ("/reset", "/step")
 
 
 @dataclass(frozen=True)
 class ProbeResult:
-    """The outcome, why, and every request made on the way."""
+    """The outcome, why, every request made on the way, and the declared needs the env
+    reported missing (they made it INCONCLUSIVE)."""
 
     outcome: Outcome
     reason: str
     transcript: tuple[Exchange, ...]
     our_error: bool = False
+    needs: tuple[str, ...] = ()
 
     @property
     def health_only(self) -> bool:
@@ -88,116 +78,23 @@ class ProbeResult:
         return "\n".join(lines + [f"  {exchange}" for exchange in self.transcript])
 
 
-class _Stop(Exception):
-    """Ends a probe early with its verdict."""
-
-    def __init__(
-        self, outcome: Outcome, reason: str, *, our_error: bool = False, episode: bool = False
-    ) -> None:
-        super().__init__(reason)
-        self.outcome, self.reason, self.our_error = outcome, reason, our_error
-        self.episode = episode  # a FAIL on the env's answer to POST /reset or POST /step
-
-
-@dataclass(frozen=True)
-class _Answer:
-    status: int
-    data: Any  # the parsed JSON body, or None when it is not JSON
-
-
-class _Session:
-    """An httpx client that records every exchange and turns transport failures into _Stop."""
-
-    def __init__(self, client: httpx.Client, socket: _Socket | None) -> None:
-        self.client = client
-        self.socket = socket  # where the /ws episode goes; None: not tried
-        self.transcript: list[Exchange] = []
-
-    def send(self, method: str, path: str, body: Any = None) -> _Answer:
-        """The answer to one request; _Stop for no answer or one that is not the env's."""
-        response = self._request(method, path, body)
-        if response.status_code == 429 and (pause := _retry_after(response)) is not None:
-            time.sleep(pause)
-            response = self._request(method, path, body)
-        _refuse_front_door(f"{method} {path}", response)
-        try:
-            data = response.json()
-        except ValueError:
-            data = None
-        return _Answer(response.status_code, data)
-
-    def _request(self, method: str, path: str, body: Any) -> httpx.Response:
-        start = time.monotonic()
-        try:
-            response = self.client.request(method, path, json=body)
-        except httpx.TransportError as exc:
-            problem = wire_problem(exc, timeout=self.client.timeout.read)
-            self._record(method, path, None, f"{type(exc).__name__}: {problem.detail}", start)
-            reason = f"{method} {path}: {problem.what} ({problem.detail}); {problem.remedy}"
-            raise _Stop(Outcome.INCONCLUSIVE, reason, our_error=True) from exc
-        self._record(method, path, response.status_code, response.text, start)
-        return response
-
-    def _record(self, method: str, path: str, status: int | None, body: str, start: float) -> None:
-        seconds = time.monotonic() - start
-        self.transcript.append(Exchange(method, path, status, trim(body), seconds))
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    """The seconds a 429's Retry-After asks for, when short enough to wait once; else None."""
-    try:
-        seconds = float(response.headers.get("Retry-After", ""))
-    except ValueError:
-        return None
-    return max(seconds, 0.0) if seconds <= RETRY_AFTER_MAX else None
-
-
-def _refuse_front_door(what: str, response: httpx.Response) -> None:
-    """_Stop (INCONCLUSIVE, ours) for an answer that is not the env's: a 401/403 for our token,
-    a 429 rate limit, a redirect (a login or front door; never followed)."""
-    status = response.status_code
-    if status in (401, 403):
-        reason = (
-            f"{what} answered {status}: our token was refused or may not read the Space; "
-            "check that HF_TOKEN can read the Space, then verify again"
-        )
-    elif status == 429:
-        wait = response.headers.get("Retry-After")
-        after = f" (Retry-After {wait} s)" if wait else ""
-        reason = f"{what} answered 429: rate limited{after}; rerun later"
-    elif 300 <= status < 400:
-        to = response.headers.get("Location", "elsewhere")
-        reason = (
-            f"{what} answered {status}, a redirect to {to} (not followed): a login or front-door "
-            "redirect, not the env; check HF_TOKEN can read the Space, then verify again"
-        )
-    else:
-        return
-    raise _Stop(Outcome.INCONCLUSIVE, reason, our_error=True)
-
-
-def trim(text: str, limit: int = BODY_CHARS) -> str:
-    """``text`` on one line, cut to ``limit`` characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def probe_base_url(
     url: str,
     *,
     timeout: float,
-    step_body: Mapping[str, Any] | None = None,
+    probes: Sequence[Probe] = (),
+    needs: Sequence[str] = (),
     headers: Mapping[str, str] | None = None,
     transport: httpx.BaseTransport | None = None,
     verify: ssl.SSLContext | bool = True,
 ) -> ProbeResult:
     """Probe the env server at ``url``; ``timeout`` applies to each request.
 
-    Without ``step_body`` the step is built from ``GET /schema``'s action schema. ``verify``
-    is the TLS context for https URLs (a shared one saves loading the CA bundle per probe).
+    ``probes``: the env's plugin probes, sent in order. ``needs``: what its plugin declares it
+    needs (an error naming one is INCONCLUSIVE). ``verify`` is the TLS context for https URLs.
     With a ``transport`` (an in-process server) there is no socket, so ``/ws`` is not tried.
     """
-    socket = None if transport else _Socket.of(url, headers or {}, verify, timeout)
+    socket = None if transport else Socket.of(url, headers or {}, verify, timeout)
     with httpx.Client(
         base_url=url,
         timeout=timeout,
@@ -205,167 +102,141 @@ def probe_base_url(
         transport=transport,
         verify=verify,
     ) as client:
-        session = _Session(client, socket)
+        session = Session(client, socket)
         try:
-            reason = _probe(session, step_body)
-        except _Stop as stop:
-            return ProbeResult(stop.outcome, stop.reason, tuple(session.transcript), stop.our_error)
+            reason = _Episode(session, tuple(probes), tuple(needs)).run()
+        except Stop as stop:
+            transcript = tuple(session.transcript)
+            return ProbeResult(stop.outcome, stop.reason, transcript, stop.our_error, stop.needs)
     return ProbeResult(Outcome.PASS, reason, tuple(session.transcript))
 
 
-def _probe(session: _Session, step_body: Mapping[str, Any] | None) -> str:
-    health = session.send("GET", "/health")
-    if health.status != 200:
-        raise _Stop(Outcome.FAIL, f"GET /health answered {health.status}")
-    body = dict(step_body) if step_body is not None else None
-    try:
-        reset = session.send("POST", "/reset", {})
-        _expect_observation("POST /reset", reset, {})
-        body = body if body is not None else _schema_step_body(session)
-        step = session.send("POST", "/step", body)
-        _expect_observation("POST /step", step, body)
-    except _Stop as stop:
-        if not stop.episode or session.socket is None:
-            raise
-        return _over_ws(session, session.socket, stop, body)
-    return "reset and step answered with observations"
+class _Episode:
+    """One probe: health, reset, the plugin's requests, step; then /ws when HTTP FAILed."""
 
+    def __init__(self, session: Session, probes: tuple[Probe, ...], needs: tuple[str, ...]):
+        self.session, self.probes, self.needs = session, probes, needs
+        self.step: dict[str, Any] | None = None  # the last step body sent
+        self.tool_calling = False  # the schema is CallToolAction: /ws lists, then calls
 
-def _over_ws(session: _Session, socket: _Socket, http: _Stop, body: dict[str, Any] | None) -> str:
-    """The PASS reason when the whole episode passes over ``/ws``; else the HTTP FAIL ``http``
-    again, its reason adding what ``/ws`` said."""
-    try:
-        body = body if body is not None else _schema_step_body(session)
-    except _Stop as schema:
-        raise _Stop(http.outcome, f"{http.reason}; /ws not tried: {schema.reason}") from None
-    action = body.get("action")
-    if not isinstance(action, dict):
-        raise _Stop(http.outcome, f"{http.reason}; /ws not tried: the step body has no action")
-    said = _ws_episode(socket, action, session.transcript)
-    if said is not None and said.startswith(_NOT_THE_ENV):
-        raise _Stop(
-            Outcome.INCONCLUSIVE,
-            f"{http.reason}; over /ws {said}, so the episode an env behind a stateless HTTP API "
-            "needs was not tried; check HF_TOKEN and the network, then verify again",
-            our_error=True,
-        )
-    if said is not None and said.startswith(_REJECTED_STEP):
-        raise _Stop(
-            Outcome.INCONCLUSIVE,
-            f"probe error: {http.reason}; over /ws reset answered an observation but {said} "
-            f"(our body {json.dumps(action)}); fix the probe (a plugin step body), not the env",
-            our_error=True,
-        )
-    if said is not None:
-        raise _Stop(http.outcome, f"{http.reason}; over /ws {said}")
-    return f"reset and step answered over /ws (HTTP {http.reason}; OpenEnv's HTTP API is stateless)"
+    def run(self) -> str:
+        health = self.session.send("GET", "/health")
+        if health.status != 200:
+            raise Stop(Outcome.FAIL, f"GET /health answered {health.status}")
+        paths = {probe.path for probe in self.probes}
+        try:
+            if "/reset" not in paths:
+                self._expect("POST /reset", self.session.send("POST", "/reset", {}), {})
+            for probe in self.probes:
+                self._send(probe)
+            if "/step" not in paths:
+                self.step = self._step_body()
+                self._expect("POST /step", self.session.send("POST", "/step", self.step), self.step)
+        except Stop as stop:
+            if not stop.episode or self.session.socket is None:
+                raise
+            return self._over_ws(self.session.socket, stop)
+        return "reset and step answered usable observations"
 
+    def _send(self, probe: Probe) -> None:
+        body = dict(probe.body) if probe.body is not None else None
+        what = f"{probe.method} {probe.path}"
+        answer = self.session.send(probe.method, probe.path, body)
+        if probe.path in EPISODE:
+            self._expect(what, answer, body or {})
+            if probe.path == "/step":
+                self.step = body
+        elif answer.status != probe.expect_status:
+            raise Stop(
+                Outcome.FAIL,
+                f"{what} answered {answer.status}; the plugin's probe {probe.name!r} "
+                f"expects {probe.expect_status}",
+            )
 
-@dataclass(frozen=True)
-class _Socket:
-    """Where the ``/ws`` episode connects, with the HTTP probe's headers, TLS and time-out."""
+    def _expect(self, what: str, answer: Answer, sent: Mapping[str, Any]) -> None:
+        """Stop unless ``answer`` is a usable observation."""
+        locations = _error_locations(answer.data) if answer.status == 422 else None
+        if locations is not None:
+            raise Stop(
+                Outcome.INCONCLUSIVE,
+                f"probe error: {what} rejected our body {json.dumps(sent)} "
+                f"({locations}); fix the probe (a plugin step body), not the env",
+                our_error=True,
+            )
+        if answer.status != 200:
+            raise Stop(Outcome.FAIL, f"{what} answered {answer.status}", episode=True)
+        if not isinstance(answer.data, dict) or "observation" not in answer.data:
+            raise Stop(Outcome.FAIL, f"{what} answered 200 without an observation", episode=True)
+        error = error_in(answer.data, first_reset=what.endswith("/reset"))
+        if error is not None:
+            raise self._error(f"{what} answered {ERROR_OBSERVATION}{error}", error)
 
-    uri: str
-    headers: dict[str, str]
-    verify: ssl.SSLContext | bool
-    timeout: float
+    def _error(self, said: str, error: str) -> Stop:
+        """FAIL for the env's own error; INCONCLUSIVE naming the declared needs it reports."""
+        named = needs_named(error, self.needs)
+        if not named:
+            return Stop(Outcome.FAIL, said, episode=True)
+        need = ", ".join(named)
+        reason = f"needs {need} (give the Space what it needs, then verify again): {said}"
+        return Stop(Outcome.INCONCLUSIVE, reason, episode=True, needs=named)
 
-    @classmethod
-    def of(
-        cls, url: str, headers: Mapping[str, str], verify: ssl.SSLContext | bool, timeout: float
-    ) -> _Socket:
-        base = httpx.URL(url)
-        scheme = "wss" if base.scheme == "https" else "ws"
-        uri = base.copy_with(scheme=scheme, path=base.path.rstrip("/") + "/ws")
-        return cls(str(uri), dict(headers), verify, timeout)
+    def _planned_step(self) -> dict[str, Any] | None:
+        """The body of the plugin's ``/step`` probe, if it has one."""
+        body = next((p.body for p in self.probes if p.path == "/step"), None)
+        return dict(body) if body is not None else None
 
-    def tls(self) -> ssl.SSLContext | None:
-        """The TLS context for a ``wss`` URI (made only when one is needed); None for ``ws``."""
-        if not self.uri.startswith("wss:"):
-            return None
-        if isinstance(self.verify, ssl.SSLContext):
-            return self.verify
-        context = ssl.create_default_context()
-        if not self.verify:
-            context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
-        return context
+    def _step_body(self) -> dict[str, Any]:
+        """The schema's minimal action; for a tool-calling env, a call of a listed tool."""
+        schema = self.session.send("GET", "/schema")
+        if schema.status != 200:
+            raise Stop(Outcome.FAIL, f"GET /schema answered {schema.status}")
+        action = schema.data.get("action") if isinstance(schema.data, dict) else None
+        if not isinstance(action, dict):
+            raise Stop(Outcome.FAIL, "GET /schema has no action schema")
+        if not is_tool_calling(action):
+            return step_body_for(action)
+        self.tool_calling = True
+        listed = self.session.send("POST", "/step", LIST_TOOLS)
+        self._expect("POST /step list_tools", listed, LIST_TOOLS)
+        observation = listed.data["observation"]
+        tools = observation.get("tools") if isinstance(observation, dict) else None
+        body = call_tool_body(tools if isinstance(tools, list) else ())
+        if body is None:
+            raise Stop(Outcome.FAIL, "POST /step list_tools answered no tool to call", episode=True)
+        return body
 
-
-def _ws_episode(socket: _Socket, action: dict[str, Any], transcript: list[Exchange]) -> str | None:
-    """None when ``reset`` then ``step`` over ``/ws`` both answer observations; else what
-    ``/ws`` said. Each handshake and message goes into ``transcript``."""
-    sending, start = "/ws", time.monotonic()
-
-    def record(status: int | None, body: str) -> None:
-        transcript.append(Exchange("WS", sending, status, trim(body), time.monotonic() - start))
-
-    try:
-        with ws_connect(
-            socket.uri,
-            additional_headers=socket.headers,
-            ssl=socket.tls(),
-            open_timeout=socket.timeout,
-            close_timeout=socket.timeout,
-        ) as connection:
-            record(101, "")
-            for sending, data in (("reset", {}), ("step", action)):
-                start = time.monotonic()
-                connection.send(json.dumps({"type": sending, "data": data}))
-                text = connection.recv(timeout=socket.timeout, decode=True)
-                record(101, text)
-                if (problem := _not_an_observation(text)) is not None:
-                    return f"{sending} answered {problem}"
-            connection.send(json.dumps({"type": "close"}))
-    except InvalidStatus as exc:
-        status = exc.response.status_code
-        record(status, (exc.response.body or b"").decode(errors="replace"))
-        front_door = status in (401, 403, 407, 429) or 300 <= status < 400
-        return f"{_NOT_THE_ENV if front_door else ''}the handshake answered {status}"
-    except (OSError, TimeoutError, WebSocketException) as exc:
-        record(None, f"{type(exc).__name__}: {exc}")
-        what = "the handshake" if sending == "/ws" else sending
-        return f"{_NOT_THE_ENV}{what} had no answer ({type(exc).__name__}: {trim(str(exc), 200)})"
-    return None
-
-
-#: How ``_ws_episode`` begins when the env validated our step body and refused it (our error).
-_REJECTED_STEP = "step answered 'error' VALIDATION_ERROR"
-#: How it begins when the answer is not the env's (a front door, our time-out, no connection).
-_NOT_THE_ENV = "(not the env) "
-
-
-def _not_an_observation(text: str) -> str | None:
-    """None for an ``observation`` message; else what the message is, e.g. its error."""
-    try:
-        message = json.loads(text)
-    except ValueError:
-        return "with something that is not JSON"
-    if not isinstance(message, dict):
-        return "with something that is not a message"
-    data = message.get("data")
-    if message.get("type") == "observation":
-        if isinstance(data, dict) and "observation" in data:
-            return None
-        return "'observation' without an observation in its data"
-    data = data if isinstance(data, dict) else {}
-    code = f" {data['code']}" if data.get("code") else ""
-    detail = f": {data['message']}" if data.get("message") else ""
-    return trim(f"{message.get('type')!r}{code}{detail}", 200)
-
-
-def _expect_observation(what: str, answer: _Answer, sent: Mapping[str, Any]) -> None:
-    locations = _error_locations(answer.data) if answer.status == 422 else None
-    if locations is not None:
-        raise _Stop(
-            Outcome.INCONCLUSIVE,
-            f"probe error: {what} rejected our body {json.dumps(sent)} "
-            f"({locations}); fix the probe (a plugin step body), not the env",
-            our_error=True,
-        )
-    if answer.status != 200:
-        raise _Stop(Outcome.FAIL, f"{what} answered {answer.status}", episode=True)
-    if not isinstance(answer.data, dict) or "observation" not in answer.data:
-        raise _Stop(Outcome.FAIL, f"{what} answered 200 without an observation", episode=True)
+    def _over_ws(self, socket: Socket, http: Stop) -> str:
+        """The PASS reason when the whole episode passes over ``/ws``; else the HTTP verdict
+        ``http`` again, its reason adding what ``/ws`` said."""
+        try:
+            step = self.step or self._planned_step() or self._step_body()
+        except Stop as schema:
+            if not self.tool_calling:  # else /ws lists the tools itself
+                reason = f"{http.reason}; /ws not tried: {schema.reason}"
+                raise Stop(http.outcome, reason, needs=http.needs) from None
+            step = {"action": None}
+        action = step.get("action")
+        said = ws_episode(socket, action, self.session.transcript)
+        if said is None:
+            return (
+                "reset and step answered usable observations over /ws "
+                f"(HTTP {http.reason}; OpenEnv's HTTP API is stateless)"
+            )
+        if said.startswith(NOT_THE_ENV):
+            raise Stop(
+                Outcome.INCONCLUSIVE,
+                f"{http.reason}; over /ws {said}, so the episode an env behind a stateless HTTP "
+                "API needs was not tried; check HF_TOKEN and the network, then verify again",
+                our_error=True,
+            )
+        if said.startswith(REJECTED_STEP):
+            raise Stop(
+                Outcome.INCONCLUSIVE,
+                f"probe error: {http.reason}; over /ws reset answered an observation but {said} "
+                f"(our body {json.dumps(action)}); fix the probe (a plugin step body), not the env",
+                our_error=True,
+            )
+        raise Stop(http.outcome, f"{http.reason}; over /ws {said}", needs=http.needs)
 
 
 def _error_locations(data: Any) -> str | None:
@@ -380,78 +251,3 @@ def _error_locations(data: Any) -> str | None:
         if isinstance(item, dict) and isinstance(item.get("loc"), list) and item["loc"]
     ]
     return "at " + ", ".join(locations) if locations else None
-
-
-def _schema_step_body(session: _Session) -> dict[str, Any]:
-    schema = session.send("GET", "/schema")
-    if schema.status != 200:
-        raise _Stop(Outcome.FAIL, f"GET /schema answered {schema.status}")
-    action = schema.data.get("action") if isinstance(schema.data, dict) else None
-    if not isinstance(action, dict):
-        raise _Stop(Outcome.FAIL, "GET /schema has no action schema")
-    return step_body_for(action)
-
-
-def step_body_for(action_schema: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``/step`` body for an action JSON schema: ``{"action": <minimal valid action>}``."""
-    return {"action": example_value(action_schema, action_schema.get("$defs", {}))}
-
-
-def example_value(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int = 0) -> Any:
-    """A minimal value satisfying ``schema``: its default, const or first enum value, else
-    the required properties of an object and the smallest value of a scalar type."""
-    if depth > 20:
-        return None
-    schema = _resolve(schema, defs)
-    for key in ("default", "const"):
-        if key in schema:
-            return schema[key]
-    if schema.get("enum"):
-        return schema["enum"][0]
-    options = schema.get("anyOf") or schema.get("oneOf") or schema.get("allOf")
-    if options:
-        chosen = next((o for o in options if _resolve(o, defs).get("type") != "null"), options[0])
-        return example_value(chosen, defs, depth + 1)
-    return _typed_value(schema, defs, depth)
-
-
-def _typed_value(schema: Mapping[str, Any], defs: Mapping[str, Any], depth: int) -> Any:
-    kind = schema.get("type", "object" if "properties" in schema else None)
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "null")
-    if kind == "object":
-        properties = schema.get("properties", {})
-        return {
-            name: example_value(properties.get(name, {}), defs, depth + 1)
-            for name in schema.get("required", ())
-        }
-    if kind == "array":
-        item = example_value(schema.get("items", {}), defs, depth + 1)
-        return [item] * int(schema.get("minItems", 0))
-    if kind == "string":
-        return "a" * int(schema.get("minLength", 0))
-    if kind in ("integer", "number"):
-        return _smallest_number(schema, kind)
-    if kind == "boolean":
-        return False
-    return None
-
-
-def _smallest_number(schema: Mapping[str, Any], kind: str) -> int | float:
-    if "minimum" in schema:
-        value = schema["minimum"]
-    elif "exclusiveMinimum" in schema:
-        value = schema["exclusiveMinimum"] + 1
-    else:
-        value = 0
-    return int(value) if kind == "integer" else float(value)
-
-
-def _resolve(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Follow a local ``$ref`` (``#/$defs/Name`` or ``#/definitions/Name``)."""
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/"):
-        target = defs.get(ref.rsplit("/", 1)[-1])
-        if isinstance(target, Mapping):
-            return _resolve(target, defs)
-    return schema

@@ -17,8 +17,19 @@ def rehearsal(tmp_path_factory: pytest.TempPathFactory):
     before = tree_digest(examples_dir())
     workdir = tmp_path_factory.mktemp("rehearsal") / "r"
     lines: list[str] = []
-    result = rehearse(workdir, on_event=lines.append)
+    result = rehearse(workdir, on_event=lines.append, on_progress=lambda *seen: PROGRESS.append(seen))
     return result, workdir, lines, before
+
+
+#: (space_id, stage) as the rehearsal's live board heard them
+PROGRESS: list[tuple[str, str]] = []
+
+
+def test_the_live_board_hears_each_spaces_upload_build_probe_and_verdict(rehearsal) -> None:
+    for env, (outcome, _) in INTENDED.items():
+        heard = [stage for space_id, stage in PROGRESS if space_id == f"openenv/{env}-0.2.2"]
+        assert heard[0].startswith("uploading ") and heard[1].startswith("deployed "), heard
+        assert heard.index("probing") > 1 and heard[-1] == outcome, heard
 
 
 def test_every_example_env_ends_as_intended(rehearsal) -> None:
@@ -49,6 +60,8 @@ def test_the_briefing_lists_each_env_with_its_decision(rehearsal) -> None:
     assert "```diff" in text and "<0.2.2" in text  # the failed env's pin diff
     assert json.loads(result.briefing.with_suffix(".json").read_text())["envs"]
     assert "## Evidence for the canonical flips" in text
+    assert "- reset: POST /reset sent `{}`, answered 200: `{" in text  # the evidence kept
+    assert "- step: POST /step sent `{\"action\":" in text
     assert text.startswith(BRIEFING_MARKER) and "a rehearsal on the embedded Hub, builder `host`" in text
     assert result.report["rehearsal"] == {"builder": "host", "source": "examples/"}
 
