@@ -19,6 +19,7 @@ and in every other case the HTTP verdict stands, its reason adding what ``/ws`` 
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 import ssl
@@ -81,6 +82,13 @@ class ProbeResult:
             and bool(self.transcript)
             and self.transcript[-1].path == "/health"
         )
+
+    def redacted(self) -> ProbeResult:
+        """This result with each secret in the Space's words (reason, bodies) redacted."""
+        from releaselib.stage.secretscan import redact_secrets as clean  # slow to import
+
+        bodies = tuple(dataclasses.replace(e, body=clean(e.body)) for e in self.transcript)
+        return dataclasses.replace(self, reason=clean(self.reason), transcript=bodies)
 
     def render(self) -> str:
         """The verdict line followed by the transcript, one request a line."""
@@ -209,8 +217,9 @@ def probe_base_url(
         try:
             reason = _probe(session, step_body)
         except _Stop as stop:
-            return ProbeResult(stop.outcome, stop.reason, tuple(session.transcript), stop.our_error)
-    return ProbeResult(Outcome.PASS, reason, tuple(session.transcript))
+            transcript = tuple(session.transcript)
+            return ProbeResult(stop.outcome, stop.reason, transcript, stop.our_error).redacted()
+    return ProbeResult(Outcome.PASS, reason, tuple(session.transcript)).redacted()
 
 
 def _probe(session: _Session, step_body: Mapping[str, Any] | None) -> str:
