@@ -14,7 +14,9 @@ import pytest
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import StagedSpace
 from releaselib.stage.discover import discover_envs
+from releaselib.stage.secretscan import Scanner
 from releaselib.stage.stage_env import StageRun, allow_flags, stage_envs
+from tests.corpus import snapshot_or_skip
 from tests.test_bad_input import config_for
 from tests.test_stage import make_env, write
 from tests.test_stage_fences import git
@@ -124,3 +126,18 @@ def test_allow_secret_lets_one_through(checkout: Path, tmp_path: Path) -> None:
     staged = stage(checkout, tmp_path, StageRun(allow_flags([path], checkout)))
     assert staged["kaggle_env"].ok and not staged["tavily_env"].ok
     assert [str(f) for f in staged["kaggle_env"].allowed_secrets] == [f"{path}:1: Kaggle API key"]
+
+
+def test_the_snapshot_corpus_holds_only_the_placeholder_its_plugin_allows() -> None:
+    """False positives on the 34 real envs: the one finding is git_env's README logging in to
+    its local Gitea with the documented default, which env_plugins/git_env.py allows."""
+    root = snapshot_or_skip()
+    files = [(p.relative_to(root).as_posix(), p) for p in sorted(root.rglob("*")) if p.is_file()]
+    found = Scanner().scan(files)
+    assert [str(f) for f in found] == ["envs/git_env/README.md:212: betterleaks.curl-auth-user"]
+    (allowed,) = PluginRegistry(get_plugin_manager(entry_points=False)).allowed_secrets("git_env")
+    assert (allowed.record.path, allowed.record.kind, allowed.record.sha256) == (
+        found[0].path,
+        found[0].kind,
+        found[0].sha256,
+    )

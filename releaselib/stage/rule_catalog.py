@@ -20,7 +20,7 @@ from detect_secrets.plugins.base import BasePlugin
 
 #: kingfisher's default confidence: its low-confidence rules fire on ordinary code.
 CONFIDENCE = "medium"
-_lock = threading.Lock()
+_lock = threading.RLock()  # the scanner is made once, and used by one thread at a time
 _scanner: Any = None
 
 
@@ -39,7 +39,9 @@ def scanner() -> Any:
 def findings(text: str) -> list[tuple[str, str]]:
     """(rule id, value) for each finding a rule reports in ``text``; a rule's helper match
     (one part of a pair, like an AWS secret key without its key id) is no finding."""
-    return [(f.rule_id, f.secret) for f in scanner().scan(text) if f.visible and f.secret]
+    with _lock:
+        found = scanner().scan(text)
+    return [(f.rule_id, f.secret) for f in found if f.visible and f.secret]
 
 
 class MaintainedRulesDetector(BasePlugin):
