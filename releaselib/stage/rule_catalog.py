@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Any
+from typing import Any, Final
 
 from detect_secrets.core.potential_secret import PotentialSecret
 from detect_secrets.plugins.base import BasePlugin
 
 #: kingfisher's default confidence: its low-confidence rules fire on ordinary code.
-CONFIDENCE = "medium"
+CONFIDENCE: Final = "medium"
 _lock = threading.RLock()  # the scanner is made once, and used by one thread at a time
 _scanner: Any = None
 
