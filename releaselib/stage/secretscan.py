@@ -94,8 +94,8 @@ BASE64 = re.compile(r"(?<![\w+/-])[A-Za-z0-9+/]{24,4096}={0,2}(?![\w+/=-])")
 BASE64_OF_TEXT = (re.compile("[A-Z]"), re.compile("[a-z]"), re.compile("[0-9+/]"))
 #: The characters a token is made of: a redaction covers the whole run around a found value.
 TOKEN_CHARS = re.compile(r"[A-Za-z0-9_\-+/=.~%]*")
-#: What a redaction keeps of a token: a short letter prefix ending in ``_`` or ``-``.
-PREFIX = re.compile(r"[A-Za-z]{2,10}[_-]")
+#: What a redaction keeps of a token: a well-known public prefix, never part of a password.
+PREFIX = re.compile(r"(?:hf|api_org|gh[pousr]|github_pat|glpat|sk|xox[abpors]|npm|pypi|tvly)[_-]")
 NEWLINE = re.compile(r"\r\n|\r|\n")
 LOCK = threading.RLock()
 
