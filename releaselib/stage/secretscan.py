@@ -92,8 +92,8 @@ SETTINGS: dict[str, Any] = {
 BASE64 = re.compile(r"(?<![\w+/-])[A-Za-z0-9+/]{24,4096}={0,2}(?![\w+/=-])")
 #: What the base64 of text holds: upper and lower case letters, and a digit or ``+``/``/``.
 BASE64_OF_TEXT = (re.compile("[A-Z]"), re.compile("[a-z]"), re.compile("[0-9+/]"))
-#: The characters a token is made of: a redaction covers the whole run around a found value.
-TOKEN_CHARS = re.compile(r"[A-Za-z0-9_\-+/=.~%]*")
+#: What may follow a found value in its token (a detector may report only the start of one).
+TOKEN_CHARS = re.compile(r"\w*", re.ASCII)
 #: What a redaction keeps of a token: a well-known public prefix, never part of a password.
 PREFIX = re.compile(r"(?:hf|api_org|gh[pousr]|github_pat|glpat|sk|xox[abpors]|npm|pypi|tvly)[_-]")
 NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -252,15 +252,13 @@ def secrets_in(line: str) -> list[tuple[str, str]]:
 
 
 def token_span(line: str, value: str) -> tuple[int, int]:
-    """The span of the token around ``value`` in ``line`` (a detector may report only a
-    part: detect-secrets' GitHub detector reports ``ghp``); the whole line if it is absent."""
+    """The span of the token that starts with ``value`` in ``line`` (a detector may report only
+    its start: detect-secrets' GitHub detector reports ``ghp``); the whole line if absent."""
     start = line.find(value)
     if start < 0:
         return 0, len(line)
     end = start + len(value)
     end += TOKEN_CHARS.match(line, end).end() - end  # type: ignore[union-attr]
-    while start and (line[start - 1].isalnum() or line[start - 1] in "_-+/.~%"):
-        start -= 1
     return start, end
 
 
