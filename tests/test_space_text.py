@@ -15,6 +15,8 @@ import pytest
 from releaselib.hub.deploy import deploy_all
 from releaselib.localhub import LocalHub
 from releaselib.space_ids import Canonicals
+from releaselib.stage.secretscan import redact_secrets
+from tests.test_secret_kinds import KINDS
 from tests.test_verify import STEP_RAISES, connect, release_config, space_tree, staged_space
 
 #: A GitHub token's shape, made up (36 characters after ``ghp_``).
@@ -84,3 +86,13 @@ def test_a_spaces_words_are_printed_as_they_are_and_its_token_redacted_everywher
     for briefing in briefings:
         text = briefing.read_text()
         assert "ghp_***" in text and TOKEN[4:] not in text, briefing.name
+
+
+def test_redaction_uses_the_staging_detectors_and_keeps_only_a_public_prefix() -> None:
+    for env, (_, text, _, kind, value) in KINDS.items():
+        shown = redact_secrets(f"RuntimeError: {text}")
+        assert value not in shown and "***" in shown, (env, kind)
+    line = f"clone https://bob:correct-horse-9@git.example failed; {TOKEN}. {WORDS}"
+    assert redact_secrets(line) == (
+        "clone https://bob:***@git.example failed; ghp_***. [/INST] refused: token ghp_***"
+    )

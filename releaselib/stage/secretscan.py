@@ -166,7 +166,11 @@ class Scanner:
             get_settings().disable_filters(*list(get_settings().filters))
             for number in sorted(raw | set(hidden)):
                 line = lines[number - 1]
-                hits = [Hit(number, k, v, *token_span(line, v)) for k, v in secrets_in(line)]
+                hits = [
+                    Hit(number, kind, value, *span)
+                    for kind, value in secrets_in(line)
+                    for span in token_spans(line, value)
+                ]
                 for start, end, decoded in hidden.get(number, ()):
                     hits += [
                         Hit(number, f"{kind} (base64-encoded)", value, start, end)
@@ -251,15 +255,16 @@ def secrets_in(line: str) -> list[tuple[str, str]]:
     return found
 
 
-def token_span(line: str, value: str) -> tuple[int, int]:
-    """The span of the token that starts with ``value`` in ``line`` (a detector may report only
-    its start: detect-secrets' GitHub detector reports ``ghp``); the whole line if absent."""
+def token_spans(line: str, value: str) -> list[tuple[int, int]]:
+    """The span of each token in ``line`` that starts with ``value`` (a detector may report only
+    its start: detect-secrets' GitHub detector reports ``ghp``); the whole line if none does."""
+    spans = []
     start = line.find(value)
-    if start < 0:
-        return 0, len(line)
-    end = start + len(value)
-    end += TOKEN_CHARS.match(line, end).end() - end  # type: ignore[union-attr]
-    return start, end
+    while start >= 0:
+        end = TOKEN_CHARS.match(line, start + len(value)).end()  # type: ignore[union-attr]
+        spans.append((start, end))
+        start = line.find(value, end)
+    return spans or [(0, len(line))]
 
 
 def decoded_text(literal: str) -> str | None:
