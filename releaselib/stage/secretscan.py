@@ -93,7 +93,7 @@ BASE64 = re.compile(r"(?<![\w+/-])[A-Za-z0-9+/]{24,4096}={0,2}(?![\w+/=-])")
 #: What the base64 of text holds: upper and lower case letters, and a digit or ``+``/``/``.
 BASE64_OF_TEXT = (re.compile("[A-Z]"), re.compile("[a-z]"), re.compile("[0-9+/]"))
 #: What may follow a found value in its token (a detector may report only the start of one).
-TOKEN_CHARS = re.compile(r"\w*", re.ASCII)
+TOKEN_CHARS = re.compile(r"[\w-]*", re.ASCII)
 #: What a redaction keeps of a token: a well-known public prefix, never part of a password.
 PREFIX = re.compile(r"(?:hf|api_org|gh[pousr]|github_pat|glpat|sk|xox[abpors]|npm|pypi|tvly)[_-]")
 NEWLINE = re.compile(r"\r\n|\r|\n")
