@@ -21,7 +21,8 @@ from tests.test_verify import STEP_RAISES, connect, release_config, space_tree, 
 
 #: A GitHub token's shape, made up (36 characters after ``ghp_``).
 TOKEN = "ghp_" + "Zq8Lm3Np5Rt7Vx2Kb9Wc4Yd6Fh1Jg0AsDe3R"
-WORDS = f"[/INST] refused: token {TOKEN}"
+#: What the Space says: markup-like, a token, and a placeholder the ledger's own check refused.
+WORDS = f"[/INST] refused: token {TOKEN} for hf_{'x' * 34}"
 CLI = "from openenv_release.cli import main; main()"
 
 
@@ -70,7 +71,7 @@ def test_a_spaces_words_are_printed_as_they_are_and_its_token_redacted_everywher
     verify = cli(hub, tmp_path, "verify", *repo, *envs, "--wait", "60")
     # recorded and printed (exit 1: a FAIL), not a markup error (exit 70)
     assert verify.returncode == 1, verify.stdout + verify.stderr
-    assert "[/INST] refused: token ghp_***" in verify.stdout
+    assert "[/INST] refused: token ghp_*** for hf_***" in verify.stdout
     recorded = json.loads(ledger.read_text())["envs"]
     assert {env: recorded[env]["verify"]["outcome"] for env in recorded} == {
         "step_env": "FAIL",
@@ -94,5 +95,5 @@ def test_redaction_uses_the_staging_detectors_and_keeps_only_a_public_prefix() -
         assert value not in shown and "***" in shown, (env, kind)
     line = f"clone https://bob:correct-horse-9@git.example failed; {TOKEN}. {WORDS}"
     assert redact_secrets(line) == (
-        "clone https://bob:***@git.example failed; ghp_***. [/INST] refused: token ghp_***"
+        "clone https://bob:***@git.example failed; ghp_***. [/INST] refused: token ghp_*** for hf_***"
     )
