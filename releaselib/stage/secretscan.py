@@ -88,8 +88,10 @@ SETTINGS: dict[str, Any] = {
     ],
     "filters_used": [],
 }
-#: A base64 literal worth decoding: long enough to hold a token, short enough to be one.
-BASE64 = re.compile(r"(?<![\w+/-])[A-Za-z0-9+/]{24,4096}={0,2}(?![\w+/=-])")
+#: A base64 literal worth decoding: long enough to hold a token (one as long as a file, more
+#: than MAX_LITERAL characters, is data); not part of a longer word (see ``lone_literal``).
+BASE64 = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
+MAX_LITERAL = 4096
 #: What the base64 of text holds: upper and lower case letters, and a digit or ``+``/``/``.
 BASE64_OF_TEXT = (re.compile("[A-Z]"), re.compile("[a-z]"), re.compile("[0-9+/]"))
 #: What may follow a found value in its token (a detector may report only the start of one).
@@ -146,8 +148,7 @@ class Scanner:
         literals = [
             (m.start(), m.end(), decoded)
             for m in BASE64.finditer(text)
-            if all(rx.search(m.group()) for rx in BASE64_OF_TEXT)
-            and (decoded := decoded_text(m.group())) is not None
+            if lone_literal(text, m) and (decoded := decoded_text(m.group())) is not None
         ]
         if literals and not self.suspect("\n".join(decoded for *_, decoded in literals)):
             literals = []
@@ -265,6 +266,18 @@ def token_spans(line: str, value: str) -> list[tuple[int, int]]:
         spans.append((start, end))
         start = line.find(value, end)
     return spans or [(0, len(line))]
+
+
+def lone_literal(text: str, match: re.Match[str]) -> bool:
+    """True if ``match`` may be the base64 of text: a literal of its own (no ``_``, ``-`` or
+    ``=`` joins it to more), at most MAX_LITERAL long, with the characters such base64 has."""
+    start, end = match.span()
+    joined = (start and text[start - 1] in "_-") or (end < len(text) and text[end] in "_-=")
+    return (
+        not joined
+        and end - start <= MAX_LITERAL
+        and all(rx.search(match.group()) for rx in BASE64_OF_TEXT)
+    )
 
 
 def decoded_text(literal: str) -> str | None:
