@@ -288,7 +288,7 @@ def decoded_text(literal: str) -> str | None:
         text = raw.decode("utf-8")
     except (binascii.Error, ValueError):
         return None
-    return text if text.isprintable() or all(c.isprintable() or c.isspace() for c in text) else None
+    return text if all(c.isprintable() or c.isspace() for c in text) else None
 
 
 def holds_secret(text: str) -> bool:
