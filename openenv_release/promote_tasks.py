@@ -11,6 +11,7 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 from invoke.tasks import task
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from openenv_release.common import (
@@ -64,7 +65,7 @@ def show(
     for column in columns:
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*map(escape, row))
     console.print(table)
 
 
@@ -260,9 +261,9 @@ def record_collection(book: Ledger, sync: CollectionSync, verdicts: dict[str, Ve
 
 def print_collection(console: Console, sync: CollectionSync, *, dry_run: bool) -> None:
     state = "would create" if dry_run and sync.created else "created" if sync.created else "exists"
-    console.print(f"[bold]{sync.title}[/] {sync.slug} ({state})")
+    console.print(f"[bold]{escape(sync.title)}[/] {escape(sync.slug)} ({state})")
     if sync.metadata:
-        console.print(f"  re-synced: {', '.join(sync.metadata)}")
+        console.print(f"  re-synced: {', '.join(sync.metadata)}", markup=False)
     rows = [(i, "would add" if dry_run else "added") for i in sync.added]
     rows += [(i, "present") for i in sync.present]
     rows += [(i, f"skipped: {why}") for i, why in sync.skipped]

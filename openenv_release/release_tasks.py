@@ -13,6 +13,7 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 from invoke.tasks import task
 from rich.console import Console
+from rich.markup import escape
 
 from openenv_release.common import consoles, helps, release_config, reported, require_ledger
 from releaselib import console as out
@@ -24,8 +25,9 @@ from releaselib.stage.discover import discover_envs, select_envs
 
 
 def lines(console: Console) -> Callable[[str], None]:
-    """Print each event on one line, never wrapped (a command in it stays copyable)."""
-    return lambda line: console.print(line, soft_wrap=True)
+    """Print each event on one line, never wrapped (a command in it stays copyable), as plain
+    text: an event may quote an env's or a Space's own words."""
+    return lambda line: console.print(line, soft_wrap=True, markup=False)
 
 
 class Terminated(KeyboardInterrupt):
@@ -336,9 +338,9 @@ def rehearse(
             out.print_board(console, result.board)
         if dest is not None and result.briefing is not None:
             saved = save_briefing(result.briefing, dest)
-            console.print(f"briefing copied to {saved.resolve()}", soft_wrap=True)
+            console.print(f"briefing copied to {saved.resolve()}", soft_wrap=True, markup=False)
         for line in result.mismatches:
-            console.print(f"[red]not as intended:[/] {line}")
+            console.print(f"[red]not as intended:[/] {escape(line)}")
         if not result.ok:
             raise Exit(code=1)
         code, why = exit_status(e["outcome"] for e in result.report["envs"]) if repo else (0, "")

@@ -10,6 +10,7 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 from invoke.tasks import task
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from openenv_release.common import consoles, helps, open_ledger, release_config, reported
@@ -49,13 +50,13 @@ def print_results(console: Console, results: Sequence[VerifyResult]) -> None:
         data = r.as_json()
         colour = COLOURS[r.outcome.value]
         table.add_row(
-            r.space_id,
-            r.state.stage or "-",
-            data["domain"] or "-",
+            escape(r.space_id),
+            escape(r.state.stage or "-"),
+            escape(data["domain"] or "-"),
             f"[{colour}]{r.outcome.value}[/]",
             f"{r.state.seen_at:.1f}",
             f"{r.probe_seconds:.1f}",
-            r.reason,
+            escape(r.reason),
         )
     console.print(table)
     counts = {o.value: sum(r.outcome is o for r in results) for o in Outcome}
@@ -64,13 +65,15 @@ def print_results(console: Console, results: Sequence[VerifyResult]) -> None:
 
 def print_recovery(console: Console, recovery: Recovery) -> None:
     console.print(
-        f"{recovery.space_id}: {recovery.before.stage} -> {recovery.after.stage}; {recovery.note}"
+        f"{recovery.space_id}: {recovery.before.stage} -> {recovery.after.stage}; {recovery.note}",
+        markup=False,
     )
     if recovery.after.error:
         console.print("[bold]errorMessage (tail):[/]")
         console.print(recovery.after.error_tail(), markup=False, highlight=False)
     for signature, matched in recovery.matches:
-        console.print(f"[bold]known failure {signature.name}[/] ({matched!r}): {signature.fix}")
+        known = f"[bold]known failure {escape(signature.name)}[/]"
+        console.print(f"{known} ({escape(repr(matched))}): {escape(signature.fix)}")
 
 
 def record(ledger: Ledger | None, result: VerifyResult, **extra: Any) -> str | None:
@@ -175,7 +178,7 @@ def verify(
         for result in results:
             note = record(book, result, by="verify")
             if note:
-                console.print(note, soft_wrap=True)
+                console.print(note, soft_wrap=True, markup=False)
         if json:
             print(jsonlib.dumps([r.as_json() for r in results], indent=2))
         else:
@@ -268,7 +271,7 @@ def recover(
             limit=number("limit", limit, configured, 600.0),
             wait=number("wait", wait, configured, 600.0),
             recreate=recreate and yes,
-            on_action=lambda action: console.print(f"[bold]action:[/] {action}"),
+            on_action=lambda action: console.print(f"[bold]action:[/] {escape(action)}"),
             fence=canonical_fence(config, registry),
         )
         results = (

@@ -1,4 +1,8 @@
-"""Human output: the release tuple and the per-env tables, rendered with rich."""
+"""Human output: the release tuple and the per-env tables, rendered with rich.
+
+Text that is not ours (env names, paths, errors, anything a Space or the Hub said) is data: it
+goes into rich escaped, never parsed as markup (an error holding ``[/INST]`` is printed as it is).
+"""
 
 from __future__ import annotations
 
@@ -43,7 +47,7 @@ def print_tuple(console: Console, config: ReleaseConfig, resolution: RefResoluti
     if config.hub_endpoint:
         rows.append(("hub", config.hub_endpoint))
     for key, value in rows:
-        table.add_row(f"[bold]{key}[/]", value)
+        table.add_row(f"[bold]{key}[/]", escape(value))
     console.print(table)
     if resolution.warning:
         warn(console, resolution.warning)
@@ -51,7 +55,7 @@ def print_tuple(console: Console, config: ReleaseConfig, resolution: RefResoluti
 
 def warn(console: Console, text: str) -> None:
     """One warning, one line: the terminal wraps it, never rich at a width it guessed."""
-    console.print(f"[yellow]warning:[/] {text}", soft_wrap=True)
+    console.print(f"[yellow]warning:[/] {escape(text)}", soft_wrap=True)
 
 
 def print_staged(console: Console, staged: Sequence[StagedSpace]) -> None:
@@ -66,9 +70,9 @@ def print_staged(console: Console, staged: Sequence[StagedSpace]) -> None:
         failed_checks = [c.split(":")[0] for c in s.checks if c.endswith(":fail")]
         checks = f"{len(s.checks) - len(failed_checks)}/{len(s.checks)}" if s.checks else "-"
         table.add_row(
-            s.env,
-            s.space_id,
-            ", ".join(s.fixes) or "-",
+            escape(s.env),
+            escape(s.space_id),
+            escape(", ".join(s.fixes) or "-"),
             checks,
             str(s.files),
             f"{s.bytes:,}",
@@ -83,14 +87,16 @@ def print_staged(console: Console, staged: Sequence[StagedSpace]) -> None:
         )
     for s in staged:
         if s.worktree:
-            console.print(s.worktree, soft_wrap=True)
+            console.print(escape(s.worktree), soft_wrap=True)
         for f in s.allowed_secrets:
-            console.print(f"{s.env}: allowed secret {f} ({f.allowed_by})", soft_wrap=True)
+            line = f"{s.env}: allowed secret {f} ({f.allowed_by})"
+            console.print(escape(line), soft_wrap=True)
         for change in s.changes:
             if change.why == CREDENTIALS_WHY:
-                console.print(f"{s.env}: left out {change.file} ({change.why})", soft_wrap=True)
+                line = f"{s.env}: left out {change.file} ({change.why})"
+                console.print(escape(line), soft_wrap=True)
         if s.error:
-            console.print(f"[red]error:[/] {s.error}", soft_wrap=True)
+            console.print(f"[red]error:[/] {escape(s.error)}", soft_wrap=True)
     failed = sum(not s.ok for s in staged)
     console.print(f"{len(staged) - failed} staged, {failed} failed")
 
@@ -101,11 +107,12 @@ def print_envs(console: Console, specs: Iterable[EnvSpec], registry: PluginRegis
         table.add_column(column, overflow="fold")
     for spec in specs:
         table.add_row(
-            spec.name,
+            escape(spec.name),
             OK if spec.deployable else "[red]no[/]",
-            spec.reason,
-            registry.plugin_for(spec.name) or "-",
-            ", ".join(t.repo for t in registry.targets(spec.name)) or "(same name, if it exists)",
+            escape(spec.reason),
+            escape(registry.plugin_for(spec.name) or "-"),
+            escape(", ".join(t.repo for t in registry.targets(spec.name)))
+            or "(same name, if it exists)",
         )
     console.print(table)
 
@@ -117,8 +124,8 @@ def print_plugins(console: Console, rows: Sequence[dict[str, object]]) -> None:
     for row in rows:
         cells = [row.get(k) for k in ("envs", "fixes", "probes", "checks", "targets", "needs")]
         table.add_row(
-            str(row["plugin"]),
-            *[", ".join(map(str, c)) if isinstance(c, list) and c else "-" for c in cells],
+            escape(str(row["plugin"])),
+            *[escape(", ".join(map(str, c))) if isinstance(c, list) and c else "-" for c in cells],
         )
     console.print(table)
 
@@ -191,7 +198,7 @@ class ProgressBoard:
             for space_id, text in self.status.items():
                 style = STATUS_STYLE.get(text.split(" ")[0].rstrip(":"), "green")
                 seconds = f"{now - self.since[space_id]:.0f} s"
-                table.add_row(space_id, f"[{style}]{escape(text)}[/]", seconds)
+                table.add_row(escape(space_id), f"[{style}]{escape(text)}[/]", seconds)
         return table
 
 
@@ -209,8 +216,8 @@ def print_deployed(console: Console, results: Sequence[Deployed], *, dry_run: bo
         if dry_run:
             p = d.plan
             table.add_row(
-                d.staged.env,
-                d.space_id,
+                escape(d.staged.env),
+                escape(d.space_id),
                 "-"
                 if p is None
                 else "unknown"
@@ -227,8 +234,8 @@ def print_deployed(console: Console, results: Sequence[Deployed], *, dry_run: bo
             )
         else:
             table.add_row(
-                d.staged.env,
-                d.space_id,
+                escape(d.staged.env),
+                escape(d.space_id),
                 "yes" if d.created else "no",
                 "unchanged" if d.unchanged else (d.commit or "-")[:12],
                 str(d.files_sent),
@@ -238,9 +245,9 @@ def print_deployed(console: Console, results: Sequence[Deployed], *, dry_run: bo
     console.print(table)
     for d in results:
         if d.error:
-            console.print(f"[red]error:[/] {d.error}", soft_wrap=True)
+            console.print(f"[red]error:[/] {escape(d.error)}", soft_wrap=True)
         elif note := d.note or (d.plan.note if d.plan else None):
-            console.print(f"[yellow]note:[/] {d.space_id}: {note}")
+            console.print(f"[yellow]note:[/] {escape(f'{d.space_id}: {note}')}")
 
 
 def print_board(console: Console, rows: Sequence[Row]) -> None:
@@ -255,10 +262,9 @@ def print_board(console: Console, rows: Sequence[Row]) -> None:
         table.add_column(column, justify="center", min_width=len(column))
     for row in rows:
         cells = [f"[{style[row.cells[c]]}]{row.cells[c].value}[/]" for c in COLUMNS]
-        table.add_row(row.env, *cells)
+        table.add_row(escape(row.env), *cells)
     console.print(table)
     console.print("✓ done  ✗ failed  · pending  - does not apply")
     for row in rows:
-        console.print(
-            f"{row.env} ({row.runtime or 'no runtime'}): next, {row.next_action}", soft_wrap=True
-        )
+        line = f"{row.env} ({row.runtime or 'no runtime'}): next, {row.next_action}"
+        console.print(escape(line), soft_wrap=True)

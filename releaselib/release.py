@@ -150,7 +150,7 @@ class Release:
         for step, action in steps:
             if not self.options.runs(step):
                 continue
-            self.event(f"[bold]{step}[/]")
+            self.event(step)
             action(envs)
         briefing = None
         report = build_report(self.config, self.ledger, ref_reason=self.resolution.reason)

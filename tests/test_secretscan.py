@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from releaselib.stage import secretscan
+from releaselib.stage import unpack
 from releaselib.stage.secretscan import Scanner
 
 rng = random.Random(12)
@@ -145,10 +145,10 @@ def test_a_token_in_a_zip_or_bz2_xz_lzma_file_is_found(tmp_path: Path, name: str
 
 
 def test_archive_content_over_the_bound_is_a_finding_not_a_hang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(secretscan, "MAX_UNPACKED", 1000)
+    monkeypatch.setattr(unpack, "MAX_UNPACKED", 1000)
     bomb = zipped(**{f"m{i}.txt": b"0" * 600 for i in range(3)})
-    assert [kind for _, kind in scan(tmp_path, "data/bomb.zip", bomb)] == [secretscan.TOO_BIG]
-    assert [kind for _, kind in scan(tmp_path, "data/bomb.xz", lzma.compress(b"0" * 5000))] == [secretscan.TOO_BIG]
+    assert [kind for _, kind in scan(tmp_path, "data/bomb.zip", bomb)] == [unpack.TOO_BIG]
+    assert [kind for _, kind in scan(tmp_path, "data/bomb.xz", lzma.compress(b"0" * 5000))] == [unpack.TOO_BIG]
 
 
 @pytest.mark.parametrize(

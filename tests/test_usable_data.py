@@ -63,9 +63,10 @@ def plugin() -> str:
     module = types.ModuleType(name)
 
     def openenv_release_envs() -> tuple[EnvProfile, ...]:
-        return tuple(
+        secret = tuple(
             EnvProfile(env, secrets=("TOOLS_API_KEY",)) for env in ("secret_env", "secret_given_env")
         )
+        return (*secret, EnvProfile("step_probed_env"))
 
     def openenv_release_probes(env: str) -> tuple[Probe, ...]:
         return (LOOK,) if env == "step_probed_env" else ()

@@ -37,6 +37,15 @@ class Domain:
     stage: str
 
 
+def _redacted(text: str) -> str:
+    """A Space's own error text with each secret in it redacted, before anything shows it."""
+    if not text:
+        return text
+    from releaselib.stage.secretscan import redact_secrets  # detect-secrets is slow to import
+
+    return redact_secrets(text)
+
+
 @dataclass(frozen=True)
 class SpaceState:
     """What one listing said about a Space; ``seen_at`` is seconds after watching began."""
@@ -63,7 +72,7 @@ class SpaceState:
             space_id,
             remote.stage,
             str(runtime.get("sha") or remote.sha or "") or None,
-            str(runtime.get("errorMessage") or "") or None,
+            _redacted(str(runtime.get("errorMessage") or "")) or None,
             domains,
             _hardware(runtime.get("hardware")),
             seen_at,

@@ -1,44 +1,42 @@
-"""Scan the files staging would take for secrets, by content, with detect-secrets' detectors.
+"""Scan the files staging would take for secrets, by content; and redact secrets in text from
+elsewhere (a Space's own error text) with the same detectors.
 
-Only detectors that look for a provider's token format run (plus ours, in ``token_detectors``):
-the high-entropy and keyword detectors fire on ordinary code and docs. Every file is scanned by
-its content, whatever its name: none of detect-secrets' filters runs (they skip lock files,
+Only detectors that look for a provider's token format run: detect-secrets' own, the maintained
+rule catalog (``rule_catalog``: kingfisher's Betterleaks and Veles rules) and the few of ours
+(``token_detectors``); the high-entropy and keyword detectors fire on ordinary code and docs.
+A base64 literal that decodes to text is scanned as that text too (a token kept encoded).
+Every file is scanned by its content (``unpack``: its strings, UTF-16, compressed and zipped
+content), whatever its name: none of detect-secrets' filters runs (they skip lock files,
 "swagger" paths, .css/.svg/.map/.png... by name, and lines with an inline ``pragma: allowlist
 secret``), since only a plugin or ``--allow-secret`` may allow a secret. A value that is one
 template placeholder naming a variable (``{self.password}``, ``${PASSWORD}``, ``<password>``, as
 in OpenEnv's ``src/openenv/core/tools/git_server_client.py``) is no secret; anything more in it
 (``{Xk9v}Q2m``, ``<Pr0d-P4ss>``...) still is, and a token inside one is found by its own
-detector. The bytes are read as UTF-8 with bad bytes replaced (a binary's strings stay), as
-UTF-16 when there is a BOM or NUL bytes; gzip, bz2, xz and lzma content is decompressed and
-every member of a zip file (found by its magic bytes: .whl, .docx, .xlsx, .npz too) is read,
-nested up to 3 deep and within MAX_UNPACKED bytes per file. A quick pass with the detectors' own
-patterns picks the lines worth a detect-secrets scan; a finding names the file, the line and the
-kind, never the value.
+detector. A quick pass over the whole text (the detectors' patterns, the catalog) picks the lines
+worth a detect-secrets scan; a finding names the file, the line and the kind, never the value.
 """
 
 from __future__ import annotations
 
-import bz2
-import codecs
-import functools
-import gzip
+import base64
+import binascii
+import bisect
 import hashlib
-import io
 import logging
-import lzma
 import re
-import zipfile
-import zlib
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from detect_secrets.core.potential_secret import PotentialSecret
 from detect_secrets.core.scan import scan_line
 from detect_secrets.settings import get_plugins, get_settings, transient_settings
 
+from releaselib.errors import redact
 from releaselib.records import SecretFinding
-from releaselib.stage import token_detectors
+from releaselib.stage import rule_catalog, token_detectors
+from releaselib.stage.unpack import texts
 
 #: detect-secrets' detectors of a provider's token format that need no keyword context: none
 #: fires on the OpenEnv envs, and each costs little (the keyword-style ones for Artifactory,
@@ -71,6 +69,10 @@ PLACEHOLDER = re.compile(
 OUR_DETECTORS = (
     token_detectors.HuggingFaceTokenDetector,
     token_detectors.GitHubFineGrainedTokenDetector,
+    token_detectors.TavilyKeyDetector,
+    token_detectors.KaggleKeyDetector,
+    token_detectors.DockerConfigAuthDetector,
+    token_detectors.NetrcPasswordDetector,
 )
 SETTINGS: dict[str, Any] = {
     "plugins_used": [
@@ -79,41 +81,33 @@ SETTINGS: dict[str, Any] = {
             {"name": d.__name__, "path": f"file://{token_detectors.__file__}"}
             for d in OUR_DETECTORS
         ),
+        {
+            "name": rule_catalog.MaintainedRulesDetector.__name__,
+            "path": f"file://{rule_catalog.__file__}",
+        },
     ],
     "filters_used": [],
 }
-#: The most decompressed bytes of one file (all its archive members and compressed layers
-#: together) that are scanned; more is a finding.
-MAX_UNPACKED = 256_000_000
-TOO_BIG = f"compressed content over {MAX_UNPACKED // 1_000_000} MB, not scanned"
-UNREADABLE = "an encrypted zip member, not scanned"
-#: How deep compressed content inside compressed content is read.
-MAX_DEPTH = 3
-#: The magic bytes of compressed streams, and how to open each.
-STREAMS: tuple[tuple[bytes, Any], ...] = (
-    (b"\x1f\x8b", lambda f: gzip.GzipFile(fileobj=f)),
-    (b"BZh", bz2.BZ2File),
-    (b"\xfd7zXZ\x00", lzma.LZMAFile),
-    (b"\x5d\x00\x00", lzma.LZMAFile),  # lzma "alone" (.lzma)
-)
-ZIP_MAGIC = b"PK\x03\x04"
-UNREADABLE_STREAM = (
-    OSError,
-    EOFError,
-    zlib.error,
-    lzma.LZMAError,
-    zipfile.BadZipFile,
-    NotImplementedError,
-    RuntimeError,
-)
+#: A base64 literal worth decoding: long enough to hold a token (one as long as a file, more
+#: than MAX_LITERAL characters, is data); not part of a longer word (see ``lone_literal``).
+BASE64 = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
+MAX_LITERAL = 4096
+#: What the base64 of text holds: upper and lower case letters, and a digit or ``+``/``/``.
+BASE64_OF_TEXT = (re.compile("[A-Z]"), re.compile("[a-z]"), re.compile("[0-9+/]"))
+#: What may follow a found value in its token (a detector may report only the start of one).
+TOKEN_CHARS = re.compile(r"[\w-]*", re.ASCII)
+#: What a redaction keeps of a token: a well-known public prefix, never part of a password.
+PREFIX = re.compile(r"(?:hf|api_org|gh[pousr]|github_pat|glpat|sk|xox[abpors]|npm|pypi|tvly)[_-]")
 NEWLINE = re.compile(r"\r\n|\r|\n")
+LOCK = threading.RLock()
 
 Key = tuple[str, int, int]
 
 
 class Scanner:
     """Scans checkout files; a file's findings are kept by (path, size, mtime), so files shared
-    by every env (``src/``) are scanned once per run."""
+    by every env (``src/``) are scanned once per run. detect-secrets' settings are global: one
+    thread scans at a time."""
 
     def __init__(self) -> None:
         self._seen: dict[Key, tuple[SecretFinding, ...]] = {}
@@ -139,113 +133,167 @@ class Scanner:
         for text in texts(data, rel):
             if isinstance(text, SecretFinding):
                 yield text
-            elif self.suspect(text):
+            else:
                 yield from self.scan_text(rel, text)
 
     def scan_text(self, rel: str, text: str) -> Iterator[SecretFinding]:
-        for number, secret in self.secrets_in(text):
-            value = (secret.secret_value or "").encode()
-            yield SecretFinding(rel, number, secret.type, sha256=hashlib.sha256(value).hexdigest())
+        for hit in self.hits(text):
+            digest = hashlib.sha256(hit.value.encode()).hexdigest()
+            yield SecretFinding(rel, hit.line, hit.kind, sha256=digest)
 
-    def secrets_in(self, text: str) -> list[tuple[int, PotentialSecret]]:
-        """(line number, what detect-secrets found) for each secret in ``text``."""
-        found = []
-        with quiet(), transient_settings(SETTINGS):
+    def hits(self, text: str) -> list[Hit]:
+        """Each secret in ``text``: where it is and what detected it. A quick pass over the
+        whole text (the detectors' patterns, the catalog, decodable base64 literals) picks the
+        lines that detect-secrets scans."""
+        literals = [
+            (m.start(), m.end(), decoded)
+            for m in BASE64.finditer(text)
+            if lone_literal(text, m) and (decoded := decoded_text(m.group())) is not None
+        ]
+        if literals and not self.suspect("\n".join(decoded for *_, decoded in literals)):
+            literals = []
+        if not literals and not self.suspect(text):
+            return []
+        lines = NEWLINE.split(text)
+        starts = [0, *(m.end() for m in NEWLINE.finditer(text))]
+        raw = self.suspect_lines(text, lines, starts)
+        hidden: dict[int, list[tuple[int, int, str]]] = {}
+        for start, end, decoded in literals:
+            number = bisect.bisect_right(starts, start)
+            offset = starts[number - 1]
+            hidden.setdefault(number, []).append((start - offset, end - offset, decoded))
+        found: list[Hit] = []
+        with LOCK, quiet(), transient_settings(SETTINGS):
             get_settings().disable_filters(*list(get_settings().filters))
-            for number, line in enumerate(NEWLINE.split(text), start=1):
-                if self.suspect(line):
-                    found += [
-                        (number, secret)
-                        for secret in scan_line(line)
-                        if not PLACEHOLDER.fullmatch(secret.secret_value or "")
+            for number in sorted(raw | set(hidden)):
+                line = lines[number - 1]
+                hits = [
+                    Hit(number, kind, value, *span)
+                    for kind, value in secrets_in(line)
+                    for span in token_spans(line, value)
+                ]
+                for start, end, decoded in hidden.get(number, ()):
+                    hits += [
+                        Hit(number, f"{kind} (base64-encoded)", value, start, end)
+                        for kind, value in secrets_in(decoded)
                     ]
+                found += distinct(hits)
         return found
 
-    def redact(self, text: str) -> tuple[str, list[str]]:
-        """``text`` (a file name, say) with each secret in it as its prefix and ``_***``, and
-        the kinds of secret it held."""
-        if not self.suspect(text):
-            return text, []
-        kinds = []
-        for _, secret in self.secrets_in(text):
-            value = secret.secret_value or ""
-            text = text.replace(value, value.split("_")[0] + "_***") if value else text
-            kinds.append(secret.type)
-        return text, kinds
+    def suspect_lines(self, text: str, lines: Sequence[str], starts: Sequence[int]) -> set[int]:
+        """The numbers (from 1) of the ``lines`` of ``text`` (starting at ``starts``) where a
+        detector's pattern or a catalog rule matches."""
+        numbers = {
+            bisect.bisect_right(starts, m.start())
+            for rx in self.patterns()
+            if rx.search(text)
+            for m in rx.finditer(text)
+        }
+        if values := [value for _, value in rule_catalog.findings(text)]:
+            numbers |= {n for n, line in enumerate(lines, 1) if any(v in line for v in values)}
+        return numbers
 
     def suspect(self, text: str) -> bool:
-        """True if a regex of the detectors that run matches: the quick pass."""
+        """True if a detector's pattern or a catalog rule matches ``text``."""
+        return any(rx.search(text) for rx in self.patterns()) or bool(rule_catalog.findings(text))
+
+    def patterns(self) -> tuple[re.Pattern[str], ...]:
         if self._patterns is None:
-            with quiet(), transient_settings(SETTINGS):
+            with LOCK, quiet(), transient_settings(SETTINGS):
                 self._patterns = tuple(rx for p in get_plugins() for rx in p.denylist)
-        return any(rx.search(text) for rx in self._patterns)
+        return self._patterns
+
+    def redact(self, text: str) -> tuple[str, list[str]]:
+        """``text`` with each secret in it as ``***`` (after its prefix, like ``ghp_***``),
+        and the kinds of secret it held."""
+        hits = self.hits(text)
+        parts = re.split(f"({NEWLINE.pattern})", text)
+        spans: dict[int, list[list[int]]] = {}
+        for hit in sorted(hits, key=lambda h: (h.line, h.start)):
+            merged = spans.setdefault(hit.line, [])
+            if merged and hit.start < merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], hit.end)
+            else:
+                merged.append([hit.start, hit.end, "base64" in hit.kind])
+        for number, merged in spans.items():
+            line = parts[2 * (number - 1)]
+            for start, end, encoded in reversed(merged):
+                prefix = None if encoded else PREFIX.match(line, start, end)
+                line = line[:start] + (prefix.group() if prefix else "") + "***" + line[end:]
+            parts[2 * (number - 1)] = line
+        return "".join(parts), [h.kind for h in hits]
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A secret in a text: its line (from 1), kind and value, and the span of that line it
+    covers (the whole token, or the base64 literal that hides it)."""
+
+    line: int
+    kind: str
+    value: str
+    start: int
+    end: int
+
+
+def distinct(hits: list[Hit]) -> list[Hit]:
+    """One hit per token in a line: detect-secrets' or ours before the catalog's (whose kinds
+    are rule ids, without a space), as both find a GitHub token."""
+    kept: dict[tuple[int, int], Hit] = {}
+    for hit in sorted(hits, key=lambda h: " " not in h.kind):
+        kept.setdefault((hit.start, hit.end), hit)
+    return list(kept.values())
+
+
+def secrets_in(line: str) -> list[tuple[str, str]]:
+    """(kind, value) of each secret detect-secrets' plugins find in ``line`` (under SETTINGS);
+    a value that is only a placeholder is none."""
+    found = []
+    for secret in scan_line(line):
+        value = secret.secret_value or ""
+        if value and not PLACEHOLDER.fullmatch(value):
+            found.append((secret.type, value))
+    return found
+
+
+def token_spans(line: str, value: str) -> list[tuple[int, int]]:
+    """The span of each token in ``line`` that starts with ``value`` (a detector may report only
+    its start: detect-secrets' GitHub detector reports ``ghp``); the whole line if none does."""
+    spans = []
+    start = line.find(value)
+    while start >= 0:
+        end = TOKEN_CHARS.match(line, start + len(value)).end()  # type: ignore[union-attr]
+        spans.append((start, end))
+        start = line.find(value, end)
+    return spans or [(0, len(line))]
+
+
+def lone_literal(text: str, match: re.Match[str]) -> bool:
+    """True if ``match`` may be the base64 of text: a literal of its own (no ``_``, ``-`` or
+    ``=`` joins it to more), at most MAX_LITERAL long, with the characters such base64 has."""
+    start, end = match.span()
+    joined = (start and text[start - 1] in "_-") or (end < len(text) and text[end] in "_-=")
+    return (
+        not joined
+        and end - start <= MAX_LITERAL
+        and all(rx.search(match.group()) for rx in BASE64_OF_TEXT)
+    )
+
+
+def decoded_text(literal: str) -> str | None:
+    """The text a base64 literal encodes; None if it is no text."""
+    padded = literal + "=" * (-len(literal) % 4)
+    try:
+        raw = base64.b64decode(padded, validate=True)
+        text = raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    return text if all(c.isprintable() or c.isspace() for c in text) else None
 
 
 def holds_secret(text: str) -> bool:
     """True if a detector of the content scan finds a secret in ``text`` (a flag's value)."""
     return bool(Scanner().redact(text)[1])
-
-
-def texts(
-    data: bytes, rel: str, budget: list[int] | None = None, depth: int = 0
-) -> Iterator[str | SecretFinding]:
-    """The texts a file's bytes may hold; a SecretFinding for compressed content too big to
-    scan (``budget``: the decompressed bytes this file may still unpack)."""
-    budget = [MAX_UNPACKED] if budget is None else budget
-    if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
-        yield data.decode("utf-16", errors="replace")
-    yield data.decode("utf-8", errors="replace")
-    if b"\0" in data:  # UTF-16 without a BOM, or UTF-16 strings in a binary: both alignments
-        yield data.decode("utf-16-le", errors="replace")
-        yield data[1:].decode("utf-16-le", errors="replace")
-    if depth >= MAX_DEPTH:
-        return
-    for content in unpacked(data, rel, budget):
-        if isinstance(content, SecretFinding):
-            yield content
-            return
-        yield from texts(content, rel, budget, depth + 1)
-
-
-def unpacked(data: bytes, rel: str, budget: list[int]) -> Iterator[bytes | SecretFinding]:
-    """What a compressed stream or each member of a zip file holds (as much as is readable),
-    then a SecretFinding once ``budget`` is spent."""
-    opener = next((o for magic, o in STREAMS if data.startswith(magic)), None)
-    if opener is not None:
-        yield from bounded(lambda: opener(io.BytesIO(data)), rel, budget)
-    elif data.startswith(ZIP_MAGIC):
-        try:
-            archive = zipfile.ZipFile(io.BytesIO(data))
-        except (zipfile.BadZipFile, OSError, ValueError):
-            return
-        with archive:
-            for info in archive.infolist():
-                if info.is_dir():
-                    continue
-                if info.flag_bits & 0x1:
-                    yield SecretFinding(rel, 1, UNREADABLE)
-                    return
-                for content in bounded(functools.partial(archive.open, info), rel, budget):
-                    yield content
-                    if isinstance(content, SecretFinding):
-                        return
-
-
-def bounded(open_: Any, rel: str, budget: list[int]) -> Iterator[bytes | SecretFinding]:
-    """The bytes ``open_()`` reads (what a truncated or corrupt stream gave), or a
-    SecretFinding when they would spend more than ``budget``."""
-    out = bytearray()
-    try:
-        with open_() as stream:
-            while chunk := stream.read(1 << 20):
-                out += chunk
-                if len(out) > budget[0]:
-                    yield SecretFinding(rel, 1, TOO_BIG)
-                    return
-    except UNREADABLE_STREAM:
-        pass  # truncated, corrupt, or a compression zipfile cannot read: scan what it gave
-    budget[0] -= len(out)
-    yield bytes(out)
 
 
 class quiet:
@@ -258,3 +306,13 @@ class quiet:
 
     def __exit__(self, *exc: object) -> None:
         self.logger.setLevel(self.level)
+
+
+_shared = Scanner()
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` that came from outside (a Space's error, an HTTP answer) with each secret the
+    content scan finds in it, and the configured Hub token, as ``***``: the one redaction of
+    such text before it is printed, recorded or written."""
+    return redact(_shared.redact(text)[0])

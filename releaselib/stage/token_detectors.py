@@ -1,5 +1,7 @@
-"""detect-secrets plugins for tokens it does not detect: Hugging Face user and org tokens, and
-GitHub fine-grained tokens.
+"""detect-secrets plugins for credentials that neither detect-secrets nor the maintained rule
+catalog (``rule_catalog``) detects: Hugging Face tokens with digits, GitHub fine-grained tokens,
+Tavily keys, Kaggle keys (``kaggle.json``), registry logins in a Docker ``config.json`` and
+passwords in a ``.netrc``. Nothing maintained ships these, so they are ours: keep them few.
 
 detect-secrets loads them by file path (``{"name": ..., "path": "file://..."}`` in its
 settings), so this module imports nothing of the tool.
@@ -7,6 +9,8 @@ settings), so this module imports nothing of the tool.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Generator
 
@@ -14,6 +18,8 @@ from detect_secrets.plugins.base import RegexBasedDetector
 
 #: Fewer distinct characters than this after the prefix is a placeholder (``hf_xxxx...``).
 MIN_DISTINCT = 8
+#: The same for a value that its key names (a password): those are shorter.
+MIN_DISTINCT_NAMED = 4
 #: What may stand right before a token although it ends in a letter or digit: an escape in a
 #: string (``"\\nhf_..."``), a URL-encoded character (``token%3Dhf_...``), ``\\x3d``, ``\\u003d``.
 ESCAPE_BEFORE = re.compile(r"(?:\\[nrtfv]|%[0-9A-Fa-f]{2}|\\x[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4})$")
@@ -59,3 +65,58 @@ class GitHubFineGrainedTokenDetector(TokenDetector):
     secret_type = "GitHub fine-grained token"
     denylist = (re.compile(r"github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}"),)
     prefix_length = 11
+
+
+class TavilyKeyDetector(TokenDetector):
+    """Tavily API keys: ``tvly-``, an optional ``dev-``/``prod-``, then the key."""
+
+    secret_type = "Tavily API key"
+    denylist = (re.compile(r"tvly-(?:[a-z]{2,8}-)?[A-Za-z0-9]{20,}"),)
+    prefix_length = 5
+
+
+class ContextDetector(RegexBasedDetector):
+    """A value that only its key marks as a secret (group 1 of each pattern); one of fewer than
+    MIN_DISTINCT_NAMED distinct characters is a placeholder (``xxxxxx``)."""
+
+    def analyze_string(self, string: str) -> Generator[str, None, None]:
+        for pattern in self.denylist:
+            for match in pattern.finditer(string):
+                value = match.group(1)
+                if len(set(value)) >= MIN_DISTINCT_NAMED and self.holds_secret(value):
+                    yield match.group(1)
+
+    def holds_secret(self, value: str) -> bool:
+        return True
+
+
+class KaggleKeyDetector(ContextDetector):
+    """A Kaggle API key: 32 hex digits as ``"key"`` in a ``kaggle.json`` or as ``KAGGLE_KEY``."""
+
+    secret_type = "Kaggle API key"
+    denylist = (
+        re.compile(r'"key"\s*:\s*"([0-9a-f]{32})"'),
+        re.compile(r"""KAGGLE_KEY["']?\s*[:=]\s*["']?([0-9a-f]{32})\b"""),
+    )
+
+
+class DockerConfigAuthDetector(ContextDetector):
+    """A registry login in a Docker ``config.json``: ``"auth"`` holding base64 of
+    ``user:password``."""
+
+    secret_type = "Docker registry auth"
+    denylist = (re.compile(r'"auth"\s*:\s*"([A-Za-z0-9+/]{8,}={0,2})"'),)
+
+    def holds_secret(self, value: str) -> bool:
+        try:
+            user, _, password = base64.b64decode(value, validate=True).partition(b":")
+        except (binascii.Error, ValueError):
+            return False
+        return bool(user and password)
+
+
+class NetrcPasswordDetector(ContextDetector):
+    """A ``.netrc`` entry's password: ``machine <host> [login <user>] password <secret>``."""
+
+    secret_type = "netrc password"
+    denylist = (re.compile(r"machine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(\S{6,})"),)

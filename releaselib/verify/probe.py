@@ -24,6 +24,7 @@ into a PASS, and in every other case the HTTP verdict stands, its reason adding 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import ssl
 from collections.abc import Mapping, Sequence
@@ -72,6 +73,15 @@ class ProbeResult:
             and self.transcript[-1].path == "/health"
         )
 
+    def redacted(self) -> ProbeResult:
+        """This result with each secret in the Space's words (reason, bodies) redacted."""
+        from releaselib.stage.secretscan import redact_secrets as clean  # slow to import
+
+        bodies = tuple(
+            dataclasses.replace(e, body=clean(e.body), sent=clean(e.sent)) for e in self.transcript
+        )
+        return dataclasses.replace(self, reason=clean(self.reason), transcript=bodies)
+
     def render(self) -> str:
         """The verdict line followed by the transcript, one request a line."""
         lines = [f"{self.outcome.value}: {self.reason}"]
@@ -107,8 +117,9 @@ def probe_base_url(
             reason = _Episode(session, tuple(probes), tuple(needs)).run()
         except Stop as stop:
             transcript = tuple(session.transcript)
-            return ProbeResult(stop.outcome, stop.reason, transcript, stop.our_error, stop.needs)
-    return ProbeResult(Outcome.PASS, reason, tuple(session.transcript))
+            result = ProbeResult(stop.outcome, stop.reason, transcript, stop.our_error, stop.needs)
+            return result.redacted()
+    return ProbeResult(Outcome.PASS, reason, tuple(session.transcript)).redacted()
 
 
 class _Episode:
