@@ -8,15 +8,22 @@ from typing import TYPE_CHECKING, Any
 
 from invoke.context import Context
 from invoke.exceptions import Exit
-from invoke.tasks import task
 from rich.console import Console
 from rich.table import Table
 
-from openenv_release.common import consoles, helps, open_ledger, release_config, reported
+from openenv_release.common import (
+    consoles,
+    open_ledger,
+    options,
+    plugin_registry,
+    release_config,
+    release_tuple,
+    reported,
+)
+from openenv_release.flags import helps, release_task
 from releaselib import console as out
 from releaselib.errors import UsageError
-from releaselib.options import Options, build_config, check_jobs, pick
-from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.options import check_jobs, pick
 from releaselib.records import SPACE_ID
 from releaselib.stage.discover import check_env_flags, discover_envs, select_envs
 
@@ -73,12 +80,12 @@ def print_recovery(console: Console, recovery: Recovery) -> None:
         console.print(f"[bold]known failure {signature.name}[/] ({matched!r}): {signature.fix}")
 
 
-def record(ledger: Ledger | None, result: VerifyResult, **extra: Any) -> str | None:
+def record(ledger: Ledger, result: VerifyResult, **extra: Any) -> str | None:
     """Record ``result`` as the env's verify step (its Verdict fields included); a note when
     it was only an attempt that left the recorded verdict standing."""
     from releaselib.verify.candidates import record_result
 
-    if ledger is None or record_result(ledger, result, **extra):
+    if record_result(ledger, result, **extra):
         return None
     standing = ledger.env(result.env).get("verify")
     verdict = standing.data.get("outcome") if standing else None
@@ -93,7 +100,7 @@ def number(name: str, flag: str | None, configured: dict[str, Any], default: flo
     return value
 
 
-@task(
+@release_task(
     iterable=["env", "space_id"],
     help={
         **HELP,
@@ -129,16 +136,19 @@ def verify(
     from releaselib.verify.verify_tuple import verify_config
 
     with reported():
-        options = Options(
-            repo=repo,
-            version=version,
-            namespace=namespace,
-            suffix=suffix,
-            hub_endpoint=hub_endpoint,
-            staging_dir=staging_dir,
-        )
         configured = release_config(c)
-        config, resolution, found = verify_config(options, configured, ledger=ledger)
+        config, resolution, found = verify_config(
+            options(
+                repo=repo,
+                version=version,
+                namespace=namespace,
+                suffix=suffix,
+                hub_endpoint=hub_endpoint,
+                staging_dir=staging_dir,
+            ),
+            configured,
+            ledger=ledger,
+        )
         threads = check_jobs(pick("probe_jobs", probe_jobs, configured, PROBE_JOBS), "--probe-jobs")
         console = consoles(json)
         out.print_tuple(console, config, resolution)
@@ -158,7 +168,7 @@ def verify(
                 f"no Space of {config.namespace} ends with {config.suffix}",
                 remedy="deploy first, or pass --env/--space-id",
             )
-        book = open_ledger(config, str(found) if found else None, create=False)
+        release_ledger = open_ledger(config, str(found) if found else None)
         with out.ProgressBoard(
             console, ids, live=not json and console.is_terminal, title="verify"
         ) as board:
@@ -166,14 +176,14 @@ def verify(
                 hub,
                 ids,
                 suffix=config.suffix,
-                registry=PluginRegistry(get_plugin_manager()),
+                registry=plugin_registry(),
                 timeout=number("timeout", timeout, configured, DEFAULT_TIMEOUT),
                 wait=number("wait", wait, configured, 600.0),
                 jobs=threads,
                 on_update=board.update,
             )
         for result in results:
-            note = record(book, result, by="verify")
+            note = record(release_ledger, result, by="verify")
             if note:
                 console.print(note, soft_wrap=True)
         if json:
@@ -187,7 +197,7 @@ def verify(
             raise Exit(code=code)
 
 
-@task(
+@release_task(
     help={
         **{
             k: HELP[k]
@@ -241,7 +251,9 @@ def recover(
     with reported():
         if not env:
             raise UsageError("recover needs --env NAME", remedy="e.g. --env echo_env")
-        options = Options(
+        configured = release_config(c)
+        config, resolution = release_tuple(
+            c,
             repo=repo,
             version=version,
             namespace=namespace,
@@ -249,11 +261,9 @@ def recover(
             staging_dir=staging_dir,
             hub_endpoint=hub_endpoint,
         )
-        configured = release_config(c)
-        config, resolution = build_config(options, configured)
         console = consoles(json)
         out.print_tuple(console, config, resolution)
-        registry = PluginRegistry(get_plugin_manager())
+        registry = plugin_registry()
         [staged] = stage_envs(config, select_envs(discover_envs(config.repo), [env]), registry)
         if not staged.ok:
             raise Exit(f"error: {staged.error}", code=1)
@@ -283,13 +293,13 @@ def recover(
             if recovery.recovered
             else []
         )
-        book = open_ledger(config, ledger, create=False)
+        release_ledger = open_ledger(config, ledger)
         if results:
-            record(book, results[0], by="recover", recovery=recovery.as_json())
-        elif book is not None:  # not ready: no verdict; one already recorded stands
-            standing = book.env(env).get("verify")
+            record(release_ledger, results[0], by="recover", recovery=recovery.as_json())
+        else:  # not ready: no verdict; one already recorded stands
+            standing = release_ledger.env(env).get("verify")
             keep = standing is not None and standing.data.get("outcome") in ("PASS", "FAIL")
-            (book.attempt if keep else book.record)(
+            (release_ledger.attempt if keep else release_ledger.record)(
                 env, "verify", status="failed", recovery=recovery.as_json()
             )
         if json:
