@@ -31,7 +31,7 @@ from openenv_release.promote_tasks import collection, promote
 from openenv_release.release_tasks import rehearse, release, report, status
 from openenv_release.verify_tasks import recover, verify
 from releaselib import console as out
-from releaselib.options import find_repo, pick
+from releaselib.options import find_repo, pick, repo_source
 from releaselib.stage.discover import discover_envs, select_envs
 
 if TYPE_CHECKING:
@@ -42,7 +42,8 @@ if TYPE_CHECKING:
 def envs(c: Context, repo: str | None = None, json: bool = False) -> None:
     """List every env under envs/: deployable or not and why, its plugin and canonical targets."""
     with reported():
-        checkout = find_repo(pick("repo", repo, release_config(c)))
+        configured = release_config(c)
+        checkout = find_repo(pick("repo", repo, configured), repo_source(repo, configured))
         registry = plugin_registry()
         specs = discover_envs(checkout)
         if json:

@@ -41,7 +41,7 @@ HELP = {
     "space_id": "also verify this owner/name Space (repeatable)",
     "timeout": "seconds per probe request (default 20; slow envs get more)",
     "wait": "seconds to wait for BUILDING/APP_STARTING Spaces (default 600)",
-    "ledger": "record results in this ledger (default: the release's ledger, if it exists)",
+    "ledger": "record results in this ledger (default: the release's ledger, created if missing)",
     "staging_dir": "where the release's ledger is looked for (default: ./hf-staging)",
 }
 

@@ -261,9 +261,15 @@ def print_deployed(console: Console, results: Sequence[Deployed], *, dry_run: bo
 def print_board(console: Console, rows: Sequence[Row]) -> None:
     """The status board: env x step with symbols and colours, then each env's runtime stage
     and next action."""
-    from releaselib.ledger.status import COLUMNS, Cell
+    from releaselib.ledger.status import COLUMNS, LEGEND, Cell
 
-    style = {Cell.DONE: "green", Cell.FAILED: "red", Cell.PENDING: "yellow", Cell.SKIPPED: "dim"}
+    style = {
+        Cell.DONE: "green",
+        Cell.FAILED: "red",
+        Cell.PENDING: "yellow",
+        Cell.SKIPPED: "dim",
+        Cell.ARCHIVED: "blue",
+    }
     table = Table(title="status", box=box.SIMPLE_HEAD, pad_edge=False, padding=0)
     table.add_column("env", no_wrap=True)
     for column in COLUMNS:
@@ -272,7 +278,7 @@ def print_board(console: Console, rows: Sequence[Row]) -> None:
         cells = [f"[{style[row.cells[c]]}]{row.cells[c].value}[/]" for c in COLUMNS]
         table.add_row(row.env, *cells)
     console.print(table)
-    console.print("✓ done  ✗ failed  · pending  - does not apply")
+    console.print(LEGEND)
     for row in rows:
         console.print(
             f"{row.env} ({row.runtime or 'no runtime'}): next, {row.next_action}", soft_wrap=True
