@@ -19,7 +19,7 @@ def cli(*args: str, cwd: Path = PROJECT, **env: str) -> subprocess.CompletedProc
     code = "from openenv_release.cli import main; main()"
     return subprocess.run(
         [sys.executable, "-c", code, *args], cwd=cwd, capture_output=True, text=True, timeout=120,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "OPENENV_RELEASE_REMOTE": str(cwd / "no-remote"), **env},
+        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "PYTHONPATH": str(PROJECT), "OPENENV_RELEASE_REMOTE": str(cwd / "no-remote"), **env},
     )
 
 
@@ -80,6 +80,26 @@ def test_a_directory_that_is_not_a_checkout_is_refused(tmp_path: Path) -> None:
     result = cli("stage", cwd=tmp_path)
     assert result.returncode == 2
     assert "not an OpenEnv checkout" in result.stderr and "--repo" in result.stderr
+    assert "OPENENV_RELEASE_REPO" in result.stderr
+
+
+def test_invoke_deploy_runs_from_the_project_folder_once_the_checkout_is_named(checkout: Path, localhub) -> None:
+    """The design's example, ``invoke deploy --env X`` from this project's folder: exit 2 naming
+    --repo and OPENENV_RELEASE_REPO, then it runs with the variable set."""
+    base = {"PATH": "/usr/bin:/bin", "HOME": str(checkout.parent), "PYTHONPATH": str(PROJECT), **localhub.client_env()}
+    args = [sys.executable, "-m", "invoke", "deploy", "--env", "echo_env", "--dry-run", "--staging-dir", str(checkout.parent / "s")]
+
+    def invoke(**env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(args, cwd=PROJECT, capture_output=True, text=True, timeout=120, env={**base, **env})
+
+    refused = invoke()
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "--repo" in refused.stderr and "OPENENV_RELEASE_REPO" in refused.stderr
+    done = invoke(OPENENV_RELEASE_REPO=str(checkout), OPENENV_RELEASE_REMOTE=str(checkout / "no-remote"))
+    assert done.returncode == 0, done.stderr
+    assert "openenv/echo_env-0.2.2" in done.stdout and "create" in done.stdout
+    bad = invoke(OPENENV_RELEASE_REPO=str(checkout / "envs"))
+    assert bad.returncode == 2 and "OPENENV_RELEASE_REPO" in bad.stderr and "--repo" not in bad.stderr.split(":")[1]
 
 
 def test_envs_lists_plugins_and_targets(checkout: Path) -> None:
