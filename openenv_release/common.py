@@ -99,7 +99,9 @@ def open_ledger(config: ReleaseConfig, given: str | None) -> Ledger:
 def require_ledger(config: ReleaseConfig, given: str | None, *, remedy: str) -> Ledger:
     """The release's ledger; UsageError naming where it was looked for when there is none."""
     from releaselib.ledger.ledger import default_path
+    from releaselib.space_ids import refuse_token
 
+    refuse_token("--ledger", given)
     path = Path(given) if given else default_path(config)
     if not path.exists():
         raise UsageError(f"no release ledger at {path}", remedy=remedy)
