@@ -18,6 +18,7 @@ from openenv_release.common import (
 )
 from openenv_release.flags import DECIDE_HELP, helps, release_task
 from releaselib import console as out
+from releaselib import step_tables as tables
 from releaselib.errors import UsageError
 
 
@@ -85,7 +86,7 @@ def pin(
             }
             print(jsonlib.dumps(doc, indent=2))
         else:
-            out.print_pins(console, decisions, sha, commit=commit)
+            tables.print_pins(console, decisions, sha, commit=commit)
         if any(d.error for d in decisions):
             raise Exit(code=1)
 
@@ -152,6 +153,6 @@ def cleanup(
         if json:
             print_json(config, "cleanup", results)
         else:
-            out.print_cleanup(console, results, applied=yes)
+            tables.print_cleanup(console, results, applied=yes)
         if any(r.status == "failed" for r in results):
             raise Exit(code=1)

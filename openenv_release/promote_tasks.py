@@ -17,6 +17,7 @@ from openenv_release.common import (
 )
 from openenv_release.flags import DECIDE_HELP, helps, release_task
 from releaselib import console as out
+from releaselib import step_tables as tables
 
 
 @release_task(
@@ -82,7 +83,7 @@ def promote(
         if json:
             print_json(config, "promotions", decisions)
         else:
-            out.print_promotions(console, decisions, dry_run=dry_run)
+            tables.print_promotions(console, decisions, dry_run=dry_run)
         if any(d.status == "failed" for d in decisions):
             raise Exit(code=1)
 
@@ -159,4 +160,4 @@ def collection(
             print_json(config, "collections", synced)
         else:
             for sync in synced:
-                out.print_collection(console, sync, dry_run=dry_run)
+                tables.print_collection(console, sync, dry_run=dry_run)

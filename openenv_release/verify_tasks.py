@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json as jsonlib
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from invoke.context import Context
 from invoke.exceptions import Exit
-from rich.console import Console
-from rich.table import Table
 
 from openenv_release.common import (
     consoles,
@@ -22,17 +19,15 @@ from openenv_release.common import (
 )
 from openenv_release.flags import helps, release_task
 from releaselib import console as out
+from releaselib import step_tables as tables
 from releaselib.errors import UsageError
 from releaselib.options import check_jobs, pick
 from releaselib.records import SPACE_ID
 from releaselib.stage.discover import check_env_flags, discover_envs, select_envs
 
 if TYPE_CHECKING:
-    from releaselib.hub.runtime import Recovery
-    from releaselib.ledger.ledger import Ledger
-    from releaselib.verify.candidates import VerifyResult
+    pass
 
-COLOURS = {"PASS": "green", "FAIL": "red", "INCONCLUSIVE": "yellow"}
 HELP = {
     **helps("repo", "version", "namespace", "suffix", "json", "hub_endpoint"),
     # spelt out so --help loads no releaselib.verify.candidates; tests/test_cli.py checks they match
@@ -44,52 +39,6 @@ HELP = {
     "ledger": "record results in this ledger (default: the release's ledger, created if missing)",
     "staging_dir": "where the release's ledger is looked for (default: ./hf-staging)",
 }
-
-
-def print_results(console: Console, results: Sequence[VerifyResult]) -> None:
-    from releaselib.verify.probe import Outcome
-
-    table = Table(title="verify")
-    for column in ("space", "stage", "domain", "outcome", "wait s", "probe s", "reason"):
-        table.add_column(column, overflow="fold")
-    for r in results:
-        data = r.as_json()
-        colour = COLOURS[r.outcome.value]
-        table.add_row(
-            r.space_id,
-            r.state.stage or "-",
-            data["domain"] or "-",
-            f"[{colour}]{r.outcome.value}[/]",
-            f"{r.state.seen_at:.1f}",
-            f"{r.probe_seconds:.1f}",
-            r.reason,
-        )
-    console.print(table)
-    counts = {o.value: sum(r.outcome is o for r in results) for o in Outcome}
-    console.print(", ".join(f"{n} {o}" for o, n in counts.items()))
-
-
-def print_recovery(console: Console, recovery: Recovery) -> None:
-    console.print(
-        f"{recovery.space_id}: {recovery.before.stage} -> {recovery.after.stage}; {recovery.note}"
-    )
-    if recovery.after.error:
-        console.print("[bold]errorMessage (tail):[/]")
-        console.print(recovery.after.error_tail(), markup=False, highlight=False)
-    for signature, matched in recovery.matches:
-        console.print(f"[bold]known failure {signature.name}[/] ({matched!r}): {signature.fix}")
-
-
-def record(ledger: Ledger, result: VerifyResult, **extra: Any) -> str | None:
-    """Record ``result`` as the env's verify step (its Verdict fields included); a note when
-    it was only an attempt that left the recorded verdict standing."""
-    from releaselib.verify.candidates import record_result
-
-    if record_result(ledger, result, **extra):
-        return None
-    standing = ledger.env(result.env).get("verify")
-    verdict = standing.data.get("outcome") if standing else None
-    return f"{result.env}: {result.outcome.value} is no evidence; the recorded {verdict} stands"
 
 
 def number(name: str, flag: str | None, configured: dict[str, Any], default: float) -> float:
@@ -131,6 +80,7 @@ def verify(
     """
 
     from releaselib.hub.client import Hub
+    from releaselib.ledger.step_records import record_verdicts
     from releaselib.verify.candidates import DEFAULT_TIMEOUT, PROBE_JOBS, candidates, verify_spaces
     from releaselib.verify.verdicts import exit_status
     from releaselib.verify.verify_tuple import verify_config
@@ -182,14 +132,13 @@ def verify(
                 jobs=threads,
                 on_update=board.update,
             )
-        for result in results:
-            note = record(release_ledger, result, by="verify")
-            if note:
-                console.print(note, soft_wrap=True)
+        for result, stands in record_verdicts(release_ledger, results, by="verify"):
+            if stands:
+                console.print(tables.verdict_stands(result.env, result.outcome.value, stands))
         if json:
             print(jsonlib.dumps([r.as_json() for r in results], indent=2))
         else:
-            print_results(console, results)
+            tables.print_results(console, results)
         code, why = exit_status(r.outcome.value for r in results)
         if why:
             console.print(f"[yellow]{why}[/]", soft_wrap=True)
@@ -245,6 +194,7 @@ def recover(
     from releaselib.hub.client import Hub
     from releaselib.hub.deploy import canonical_fence
     from releaselib.hub.runtime import recover as recover_space
+    from releaselib.ledger.step_records import record_verdicts
     from releaselib.stage.stage_env import stage_envs
     from releaselib.verify.candidates import DEFAULT_TIMEOUT, verify_spaces
 
@@ -295,7 +245,7 @@ def recover(
         )
         release_ledger = open_ledger(config, ledger)
         if results:
-            record(release_ledger, results[0], by="recover", recovery=recovery.as_json())
+            record_verdicts(release_ledger, results, by="recover", recovery=recovery.as_json())
         else:  # not ready: no verdict; one already recorded stands
             standing = release_ledger.env(env).get("verify")
             keep = standing is not None and standing.data.get("outcome") in ("PASS", "FAIL")
@@ -306,8 +256,8 @@ def recover(
             document = {"recovery": recovery.as_json(), "verify": [r.as_json() for r in results]}
             print(jsonlib.dumps(document, indent=2))
         else:
-            print_recovery(console, recovery)
+            tables.print_recovery(console, recovery)
             if results:
-                print_results(console, results)
+                tables.print_results(console, results)
         if not results or not results[0].success:
             raise Exit(code=1)

@@ -21,10 +21,6 @@ from releaselib.records import EnvSpec, StagedSpace
 if TYPE_CHECKING:  # what the steps import is loaded only when they print
     from releaselib.hub.deploy import Deployed
     from releaselib.ledger.status import Row
-    from releaselib.publish.cleanup import Cleanup
-    from releaselib.publish.collection import CollectionSync
-    from releaselib.publish.pin_step import PinDecision
-    from releaselib.publish.promote import Promotion
 
 OK = "[green]ok[/]"
 FAILED = "[red]FAILED[/]"
@@ -283,74 +279,3 @@ def print_board(console: Console, rows: Sequence[Row]) -> None:
         console.print(
             f"{row.env} ({row.runtime or 'no runtime'}): next, {row.next_action}", soft_wrap=True
         )
-
-
-def print_rows(
-    console: Console, title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]
-) -> None:
-    """A plain table of strings, one row per record."""
-    table = Table(title=title)
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
-
-
-def print_promotions(console: Console, decisions: Sequence[Promotion], *, dry_run: bool) -> None:
-    print_rows(
-        console,
-        "promote plan" if dry_run else "promoted",
-        ("env", "candidate", "target", "status", "files", "variables", "reason"),
-        [
-            (
-                d.env,
-                d.candidate,
-                d.target,
-                d.status,
-                f"+{len(d.upload)} -{len(d.delete)}",
-                ", ".join(d.variables) or "-",
-                d.reason or "-",
-            )
-            for d in decisions
-        ],
-    )
-
-
-def print_collection(console: Console, sync: CollectionSync, *, dry_run: bool) -> None:
-    state = "would create" if dry_run and sync.created else "created" if sync.created else "exists"
-    console.print(f"[bold]{sync.title}[/] {sync.slug} ({state})")
-    if sync.metadata:
-        console.print(f"  re-synced: {', '.join(sync.metadata)}")
-    rows = [(i, "would add" if dry_run else "added") for i in sync.added]
-    rows += [(i, "present") for i in sync.present]
-    rows += [(i, f"skipped: {why}") for i, why in sync.skipped]
-    print_rows(console, "items", ("space", "state"), rows)
-
-
-def print_pins(
-    console: Console, decisions: Sequence[PinDecision], sha: str | None, *, commit: bool
-) -> None:
-    print_rows(
-        console,
-        "pins",
-        ("env", "decision", "changed", "reason"),
-        [(d.env, d.decision, "yes" if d.changed else "no", d.error or d.reason) for d in decisions],
-    )
-    for d in decisions:
-        if d.changed and d.result is not None:
-            console.print(d.result.diff, markup=False, highlight=False, end="")
-    if commit:
-        console.print(f"committed {sha}" if sha else "nothing to commit")
-
-
-def print_cleanup(console: Console, results: Sequence[Cleanup], *, applied: bool) -> None:
-    print_rows(
-        console,
-        "cleanup" if applied else "cleanup plan (pass --yes to do it)",
-        ("env", "candidate", "status", "steps", "reason"),
-        [
-            (r.env, r.space_id, r.status, ", ".join(r.steps) or "-", r.reason or "-")
-            for r in results
-        ],
-    )

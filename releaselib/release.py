@@ -24,12 +24,12 @@ from releaselib.hub.client import Hub
 from releaselib.hub.deploy import Progress, canonical_fence, deploy_one
 from releaselib.ledger.ledger import EnvEntry, Ledger
 from releaselib.ledger.report import build_report, write_briefing
-from releaselib.ledger.step_records import record_deploy, record_stage
+from releaselib.ledger.step_records import record_deploy, record_stage, record_verdicts
 from releaselib.plugins import PluginRegistry
 from releaselib.publish.steps import collection_step, pin_step, promote_step
 from releaselib.records import AllowedSecret, EnvSpec, StagedSpace
 from releaselib.stage.stage_env import StageRun, stage_env
-from releaselib.verify.candidates import record_result, verify_spaces
+from releaselib.verify.candidates import verify_spaces
 from releaselib.verify.verdicts import from_ledger
 
 STEPS = ("stage", "deploy", "verify", "promote", "collection", "pin", "report")
@@ -251,8 +251,8 @@ class Release:
             on_update=self.progress or (lambda space_id, status: None),
             rehearsal=self.options.rehearsal,
         )
-        for result in results:
-            kept = "" if record_result(self.ledger, result) else "; the recorded verdict stands"
+        for result, stands in record_verdicts(self.ledger, results):
+            kept = "" if stands is None else "; the recorded verdict stands"
             self.event(f"verified {result.env}: {result.outcome.value} ({result.reason}){kept}")
 
     def promote(self, envs: list[str]) -> None:

@@ -54,7 +54,8 @@ def test_dash_h_after_a_task_prints_its_help(task: str, capsys: pytest.CaptureFi
 
 
 def test_tables_off_a_terminal_keep_each_record_on_its_line(capsys: pytest.CaptureFixture[str]) -> None:
-    from releaselib.console import make_console, print_rows
+    from releaselib.console import make_console
+    from releaselib.step_tables import print_rows
 
     reason = "the candidate's reset answered 500 with a traceback from a module nobody imported " * 2
     console = make_console()

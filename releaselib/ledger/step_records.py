@@ -1,10 +1,11 @@
 """What each step records into the release's ledger: the one writer per step, whether the step
-runs alone as a task or inside ``release`` (verify's is ``verify.candidates.record_result``)."""
+runs alone as a task or inside ``release`` (verify's verdicts go through
+``verify.candidates.record_result``, here called by ``record_verdicts``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from releaselib.ledger.ledger import Ledger
 from releaselib.records import StagedSpace, Verdict
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from releaselib.publish.collection import CollectionSync
     from releaselib.publish.pin_step import PinDecision
     from releaselib.publish.promote import Promotion
+    from releaselib.verify.candidates import VerifyResult
 
 
 def verified_at(ledger: Ledger, env: str) -> str | None:
@@ -67,6 +69,23 @@ def record_deploy(ledger: Ledger, d: Deployed) -> None:
         note=d.note,
         error=d.error,
     )
+
+
+def record_verdicts(
+    ledger: Ledger, results: Sequence[VerifyResult], **extra: Any
+) -> list[tuple[VerifyResult, str | None]]:
+    """Record each result as its env's verify step; with each, None when it became the env's
+    verdict, else the recorded verdict that stands (an INCONCLUSIVE attempt is no evidence)."""
+    from releaselib.verify.candidates import record_result
+
+    kept: list[tuple[VerifyResult, str | None]] = []
+    for result in results:
+        if record_result(ledger, result, **extra):
+            kept.append((result, None))
+        else:
+            standing = ledger.env(result.env).get("verify")
+            kept.append((result, str(standing.data.get("outcome")) if standing else None))
+    return kept
 
 
 def record_promotions(
