@@ -42,6 +42,17 @@ def test_stage_json_has_the_documented_shape(checkout: Path, tmp_path: Path) -> 
     assert "ref" in result.stderr  # the release tuple still goes to the terminal, on stderr
 
 
+def test_stage_alone_records_itself_so_report_works_after_it(checkout: Path, tmp_path: Path) -> None:
+    flags = ("--repo", str(checkout), "--staging-dir", str(tmp_path / "s"))
+    assert cli("report", *flags).returncode == 2  # nothing has run: no ledger yet
+    assert cli("stage", *flags, "--env", "echo_env").returncode == 0
+    report = cli("report", *flags, "--json")
+    assert report.returncode == 0, report.stderr
+    assert [e["env"] for e in json.loads(report.stdout)["envs"]] == ["echo_env"]
+    recorded = json.loads((tmp_path / "s" / "ledger-openenv-0.2.2.json").read_text())["envs"]["echo_env"]
+    assert recorded["stage"]["status"] == "done" and recorded["stage"]["space_id"] == "openenv/echo_env-0.2.2"
+
+
 def test_stage_runs_from_inside_a_checkout_without_repo(checkout: Path) -> None:
     result = cli("stage", "--env", "echo_env", cwd=checkout)
     assert result.returncode == 0, result.stderr
