@@ -194,7 +194,7 @@ def recover(
     from releaselib.hub.client import Hub
     from releaselib.hub.deploy import canonical_fence
     from releaselib.hub.runtime import recover as recover_space
-    from releaselib.ledger.step_records import record_verdicts
+    from releaselib.ledger.step_records import record_recovery
     from releaselib.stage.stage_env import stage_envs
     from releaselib.verify.candidates import DEFAULT_TIMEOUT, verify_spaces
 
@@ -243,15 +243,7 @@ def recover(
             if recovery.recovered
             else []
         )
-        release_ledger = open_ledger(config, ledger)
-        if results:
-            record_verdicts(release_ledger, results, by="recover", recovery=recovery.as_json())
-        else:  # not ready: no verdict; one already recorded stands
-            standing = release_ledger.env(env).get("verify")
-            keep = standing is not None and standing.data.get("outcome") in ("PASS", "FAIL")
-            (release_ledger.attempt if keep else release_ledger.record)(
-                env, "verify", status="failed", recovery=recovery.as_json()
-            )
+        record_recovery(open_ledger(config, ledger), env, recovery.as_json(), results)
         if json:
             document = {"recovery": recovery.as_json(), "verify": [r.as_json() for r in results]}
             print(jsonlib.dumps(document, indent=2))

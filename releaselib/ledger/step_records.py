@@ -88,6 +88,21 @@ def record_verdicts(
     return kept
 
 
+def record_recovery(
+    ledger: Ledger, env: str, recovery: Mapping[str, Any], results: Sequence[VerifyResult]
+) -> None:
+    """Record ``recover``: the verdict of the recovered candidate with what recovery did; a
+    candidate still not ready is a failed verify, or an attempt when a PASS or FAIL stands."""
+    if results:
+        record_verdicts(ledger, results, by="recover", recovery=dict(recovery))
+        return
+    standing = ledger.env(env).get("verify")
+    keep = standing is not None and standing.data.get("outcome") in ("PASS", "FAIL")
+    (ledger.attempt if keep else ledger.record)(
+        env, "verify", status="failed", recovery=dict(recovery)
+    )
+
+
 def record_promotions(
     ledger: Ledger,
     envs: Sequence[str],
