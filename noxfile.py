@@ -42,7 +42,7 @@ def types(session: nox.Session) -> None:
     session.run("mypy", *session.posargs)
 
 
-STAGED_CHECKS = ("python", "-m", "releaselib.stage.staged_checks")
+STAGED_CHECKS = ("python", "-m", "releaselib.stage")
 
 
 def staged_args(session: nox.Session) -> list[str]:

@@ -8,17 +8,16 @@ from typing import Any
 
 from invoke.collection import Collection
 from invoke.context import Context
-from invoke.tasks import task
 
-from openenv_release.common import helps, reported
+from openenv_release.common import plugin_registry, reported
+from openenv_release.flags import helps, release_task
 from releaselib.config import DEFAULT_NAMESPACE
 from releaselib.errors import UsageError
 from releaselib.options import check_namespace
-from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.stage.discover import check_env_flags
 
 
-@task(
+@release_task(
     help={
         "port": "Hub API port on 127.0.0.1 (0: a free one)",
         "state_dir": "folder that keeps repos, commits and collections across restarts",
@@ -60,7 +59,7 @@ def serve(
     )
 
 
-@task(
+@release_task(
     iterable=["env"],
     help=helps(
         "namespace",
@@ -85,7 +84,7 @@ def seed(
             raise UsageError("nothing to seed", remedy="pass --canonicals")
         endpoint = check_local(hub_endpoint or os.environ.get("HF_ENDPOINT"))
         owner = check_namespace("--namespace", namespace or DEFAULT_NAMESPACE)
-        registry = PluginRegistry(get_plugin_manager())
+        registry = plugin_registry()
         targets = named_targets(registry, owner, check_env_flags(env or []))
         for seeded in seed_canonicals(Hub.connect(endpoint), targets):
             print(f"{'created' if seeded.created else 'exists '} {seeded.space_id} (public)")

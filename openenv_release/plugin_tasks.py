@@ -7,12 +7,12 @@ from pathlib import Path
 from invoke.collection import Collection
 from invoke.context import Context
 from invoke.exceptions import Exit
-from invoke.tasks import task
 
+from openenv_release.flags import release_task
 from releaselib.errors import ReleaseError
 
 
-@task(
+@release_task(
     help={
         "env": "the env's directory name under envs/ (also the module name)",
         "root": "the openenv-release project root (default: the current directory)",

@@ -11,17 +11,23 @@ from pathlib import Path
 
 from invoke.context import Context
 from invoke.exceptions import Exit
-from invoke.tasks import task
 from rich.console import Console
 from rich.markup import escape
 
-from openenv_release.common import consoles, helps, release_config, reported, require_ledger
+from openenv_release.common import (
+    consoles,
+    plugin_registry,
+    release_tuple,
+    reported,
+    require_ledger,
+)
+from openenv_release.flags import helps, release_task
 from releaselib import console as out
-from releaselib.config import RefResolution, ReleaseConfig
 from releaselib.errors import UsageError
-from releaselib.options import Options, build_config
-from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.stage.discover import discover_envs, select_envs
+
+#: What status and report say when there is no ledger yet: every step makes one.
+NO_LEDGER_YET = "run a step (stage, deploy, verify) or `release` first, or pass --ledger PATH"
 
 
 def lines(console: Console) -> Callable[[str], None]:
@@ -55,13 +61,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
-def tuple_for(
-    c: Context, repo: str | None, version: str | None, **flags: object
-) -> tuple[ReleaseConfig, RefResolution]:
-    return build_config(Options(repo=repo, version=version, **flags), release_config(c))  # type: ignore[arg-type]
-
-
-@task(
+@release_task(
     iterable=["env", "allow_secret"],
     help=helps(
         "repo",
@@ -128,10 +128,10 @@ def release(
             create_missing=create_missing,
             commit_pins=commit_pins,
         )
-        config, resolution = tuple_for(
+        config, resolution = release_tuple(
             c,
-            repo,
-            version,
+            repo=repo,
+            version=version,
             ref=ref,
             namespace=namespace,
             jobs=jobs,
@@ -153,18 +153,24 @@ def release(
                 console, ids, live=not json and console.is_terminal, title="release"
             ) as progress,
         ):
-            book = Ledger.load(ledger_path, release_key(config))
-            registry = PluginRegistry(get_plugin_manager())
-            options = replace(options, allowed_secrets=allowed)
+            release_ledger = Ledger.load(ledger_path, release_key(config))
             release_run = Release(
-                config, resolution, hub, registry, book, options, lines(console), progress.update
+                config,
+                resolution,
+                hub,
+                plugin_registry(),
+                release_ledger,
+                replace(options, allowed_secrets=allowed),
+                lines(console),
+                progress.update,
             )
             run = release_run.run(specs)
         if json:
             print(jsonlib.dumps(run.report, indent=2))
         else:
             out.print_board(
-                console, board(book, runtimes_of(hub.list_spaces(config.namespace)), config)
+                console,
+                board(release_ledger, runtimes_of(hub.list_spaces(config.namespace)), config),
             )
         code, why = exit_status(e["outcome"] for e in run.report["envs"])
         if why:
@@ -173,7 +179,9 @@ def release(
             raise Exit(code=code)
 
 
-@task(help=helps("repo", "version", "namespace", "staging_dir", "hub_endpoint", "ledger", "json"))
+@release_task(
+    help=helps("repo", "version", "namespace", "staging_dir", "hub_endpoint", "ledger", "json")
+)
 def status(
     c: Context,
     repo: str | None = None,
@@ -189,24 +197,24 @@ def status(
     from releaselib.ledger.status import board, runtimes_of
 
     with reported():
-        config, _ = tuple_for(
+        config, _ = release_tuple(
             c,
-            repo,
-            version,
+            repo=repo,
+            version=version,
             namespace=namespace,
             staging_dir=staging_dir,
             hub_endpoint=hub_endpoint,
         )
         hub = Hub.connect(config.hub_endpoint)
-        book = require_ledger(config, ledger, remedy="run `release` first, or pass --ledger PATH")
-        rows = board(book, runtimes_of(hub.list_spaces(config.namespace)), config)
+        release_ledger = require_ledger(config, ledger, remedy=NO_LEDGER_YET)
+        rows = board(release_ledger, runtimes_of(hub.list_spaces(config.namespace)), config)
         if json:
             print(jsonlib.dumps([r.as_json() for r in rows], indent=2))
         else:
-            out.print_board(Console(highlight=False), rows)
+            out.print_board(consoles(False), rows)
 
 
-@task(help=helps("repo", "version", "namespace", "staging_dir", "ledger", "json"))
+@release_task(help=helps("repo", "version", "namespace", "staging_dir", "ledger", "json"))
 def report(
     c: Context,
     repo: str | None = None,
@@ -220,21 +228,20 @@ def report(
     from releaselib.ledger.report import build_report, write_briefing
 
     with reported():
-        config, resolution = tuple_for(
-            c, repo, version, namespace=namespace, staging_dir=staging_dir
+        config, resolution = release_tuple(
+            c, repo=repo, version=version, namespace=namespace, staging_dir=staging_dir
         )
-        book = require_ledger(config, ledger, remedy="run `release` first, or pass --ledger PATH")
-        data = build_report(config, book, ref_reason=resolution.reason)
-        markdown, as_json = write_briefing(
-            data, book.path.parent, book.path.stem.replace("ledger-", "briefing-", 1)
-        )
+        release_ledger = require_ledger(config, ledger, remedy=NO_LEDGER_YET)
+        data = build_report(config, release_ledger, ref_reason=resolution.reason)
+        stem = release_ledger.path.stem.replace("ledger-", "briefing-", 1)
+        markdown, as_json = write_briefing(data, release_ledger.path.parent, stem)
         if json:
             print(jsonlib.dumps(data, indent=2))
         else:
             print(f"briefing: {markdown}\njson: {as_json}")
 
 
-@task(
+@release_task(
     iterable=["env", "allow_secret"],
     help=helps(
         "env",

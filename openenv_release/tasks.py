@@ -13,36 +13,38 @@ from typing import TYPE_CHECKING
 from invoke.collection import Collection
 from invoke.context import Context
 from invoke.exceptions import Exit
-from invoke.tasks import task
 
 from openenv_release.common import (
     consoles,
-    helps,
     open_ledger,
+    plugin_registry,
     release_config,
+    release_tuple,
     reported,
     visibility,
 )
+from openenv_release.flags import helps, release_task
 from openenv_release.localhub_tasks import localhub
+from openenv_release.pin_tasks import cleanup, pin
 from openenv_release.plugin_tasks import plugin
-from openenv_release.promote_tasks import cleanup, collection, pin, promote
+from openenv_release.promote_tasks import collection, promote
 from openenv_release.release_tasks import rehearse, release, report, status
 from openenv_release.verify_tasks import recover, verify
 from releaselib import console as out
-from releaselib.options import Options, build_config, find_repo, pick
-from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.options import find_repo, pick, repo_source
 from releaselib.stage.discover import discover_envs, select_envs
 
 if TYPE_CHECKING:
     from releaselib.hub.deploy import Deployed
 
 
-@task(help=helps("repo", "json"))
+@release_task(help=helps("repo", "json"))
 def envs(c: Context, repo: str | None = None, json: bool = False) -> None:
     """List every env under envs/: deployable or not and why, its plugin and canonical targets."""
     with reported():
-        checkout = find_repo(pick("repo", repo, release_config(c)))
-        registry = PluginRegistry(get_plugin_manager())
+        configured = release_config(c)
+        checkout = find_repo(pick("repo", repo, configured), repo_source(repo, configured))
+        registry = plugin_registry()
         specs = discover_envs(checkout)
         if json:
             print(
@@ -67,7 +69,7 @@ def envs(c: Context, repo: str | None = None, json: bool = False) -> None:
         out.print_envs(consoles(False), specs, registry)
 
 
-@task(
+@release_task(
     iterable=["env", "allow_secret"],
     help=helps(
         "repo",
@@ -102,12 +104,15 @@ def stage(
     allow_secret: list[str] | None = None,
 ) -> None:
     """Stage envs into Space-ready trees (the checkout is never modified)."""
+    from releaselib.ledger.ledger import default_path
+    from releaselib.ledger.step_records import record_stage
     from releaselib.locks import run_locks
     from releaselib.stage.secret_gate import allow_flags
     from releaselib.stage.stage_env import StageRun, stage_envs
 
     with reported():
-        options = Options(
+        config, resolution = release_tuple(
+            c,
             repo=repo,
             version=version,
             ref=ref,
@@ -117,14 +122,17 @@ def stage(
             suffix=suffix,
             staging_dir=staging_dir,
         )
-        config, resolution = build_config(options, release_config(c))
         console = consoles(json)
         out.print_tuple(console, config, resolution)
-        registry = PluginRegistry(get_plugin_manager())
         specs = select_envs(discover_envs(config.repo), [] if all_ else env or [])
         run = StageRun(allow_flags(allow_secret or [], config.repo))
-        with run_locks(config.staging_dir, None, wait=not no_wait, on_wait=console.print):
-            staged = stage_envs(config, specs, registry, run)
+        with run_locks(
+            config.staging_dir, default_path(config), wait=not no_wait, on_wait=console.print
+        ):
+            staged = stage_envs(config, specs, plugin_registry(), run)
+            ledger = open_ledger(config, None)
+            for s in staged:
+                record_stage(ledger, s)
         if json:
             print(
                 jsonlib.dumps(
@@ -137,7 +145,7 @@ def stage(
             raise Exit(code=1)
 
 
-@task(
+@release_task(
     iterable=["env", "allow_secret"],
     help=helps(
         "repo",
@@ -181,18 +189,20 @@ def deploy(
 ) -> None:
     """Stage, then push private candidate Spaces, sending only what changed.
 
-    Results go to the release's ledger when it exists (or to --ledger).
+    Each env's stage and deploy are recorded in the release's ledger (or --ledger); not with
+    --repo-id, which deploys outside the release.
     """
     from releaselib.hub.client import Hub
     from releaselib.hub.deploy import canonical_fence, check_repo_id, deploy_all, plan_all
     from releaselib.ledger.ledger import default_path
+    from releaselib.ledger.step_records import record_deploy, record_stage
     from releaselib.locks import run_locks
-    from releaselib.release import record_deploy, record_stage
     from releaselib.stage.secret_gate import allow_flags
     from releaselib.stage.stage_env import StageRun, stage_envs
 
     with reported():
-        options = Options(
+        config, resolution = release_tuple(
+            c,
             repo=repo,
             version=version,
             namespace=namespace,
@@ -202,18 +212,21 @@ def deploy(
             hub_endpoint=hub_endpoint,
             private=visibility(private, public),
         )
-        config, resolution = build_config(options, release_config(c))
         console = consoles(json)
         out.print_tuple(console, config, resolution)
         specs = select_envs(discover_envs(config.repo), [] if all_ else env or [])
-        registry = PluginRegistry(get_plugin_manager())
+        registry = plugin_registry()
         fence = canonical_fence(config, registry)
         target = check_repo_id(repo_id, [s.name for s in specs], fence) if repo_id else None
         run = StageRun(allow_flags(allow_secret or [], config.repo))
-        ledger_path = Path(ledger) if ledger else default_path(config)
         ids = [target or config.space_id(s.name) for s in specs]
         with (
-            run_locks(config.staging_dir, ledger_path, wait=not no_wait, on_wait=console.print),
+            run_locks(
+                config.staging_dir,
+                Path(ledger) if ledger else default_path(config),
+                wait=not no_wait,
+                on_wait=console.print,
+            ),
             out.ProgressBoard(console, ids, live=not json and console.is_terminal) as board,
         ):
             for space_id in ids:
@@ -221,21 +234,21 @@ def deploy(
             staged = stage_envs(config, specs, registry, run)
             for space_id, s in zip(ids, staged, strict=True):
                 board.update(space_id, "staged" if s.ok else f"failed: {s.error}")
+            release_ledger = open_ledger(config, ledger) if not dry_run and target is None else None
+            if release_ledger is not None:
+                for s in staged:
+                    record_stage(release_ledger, s)
+
+            def done(d: Deployed) -> None:
+                board.update(d.space_id, out.deploy_status(d))
+                if release_ledger is not None:
+                    record_deploy(release_ledger, d)
+
             hub = Hub.connect(config.hub_endpoint)
-            if dry_run:
-                results = plan_all(hub, config, staged, fence=fence, repo_id=target)
-            else:
-                book = open_ledger(config, ledger, create=False)
-
-                def done(d: Deployed) -> None:
-                    board.update(d.space_id, out.deploy_status(d))
-                    if book is not None and target is None:
-                        record_deploy(book, d)
-
-                if book is not None and target is None:
-                    for s in staged:
-                        record_stage(book, s)
-                results = deploy_all(
+            results = (
+                plan_all(hub, config, staged, fence=fence, repo_id=target)
+                if dry_run
+                else deploy_all(
                     hub,
                     config,
                     staged,
@@ -244,6 +257,7 @@ def deploy(
                     on_done=done,
                     on_progress=board.update,
                 )
+            )
         if json:
             print(
                 jsonlib.dumps(
@@ -256,12 +270,11 @@ def deploy(
             raise Exit(code=1)
 
 
-@task(help=helps("json"))
+@release_task(help=helps("json"))
 def plugins(c: Context, json: bool = False) -> None:
     """List the plugins with their envs, fixes, probes, canonical targets and needs."""
     with reported():
-        registry = PluginRegistry(get_plugin_manager())
-        rows = registry.describe()
+        rows = plugin_registry().describe()
         if json:
             print(jsonlib.dumps(rows, indent=2))
             return

@@ -3,30 +3,31 @@
 from __future__ import annotations
 
 import json as jsonlib
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from invoke.context import Context
 from invoke.exceptions import Exit
-from invoke.tasks import task
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from openenv_release.common import consoles, helps, open_ledger, release_config, reported
+from openenv_release.common import (
+    consoles,
+    open_ledger,
+    options,
+    plugin_registry,
+    release_config,
+    release_tuple,
+    reported,
+)
+from openenv_release.flags import helps, release_task
 from releaselib import console as out
+from releaselib import step_tables as tables
 from releaselib.errors import UsageError
-from releaselib.options import Options, build_config, check_jobs, pick
-from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.options import check_jobs, pick
 from releaselib.records import SPACE_ID
 from releaselib.stage.discover import check_env_flags, discover_envs, select_envs
 
 if TYPE_CHECKING:
-    from releaselib.hub.runtime import Recovery
-    from releaselib.ledger.ledger import Ledger
-    from releaselib.verify.candidates import VerifyResult
+    pass
 
-COLOURS = {"PASS": "green", "FAIL": "red", "INCONCLUSIVE": "yellow"}
 HELP = {
     **helps("repo", "version", "namespace", "suffix", "json", "hub_endpoint"),
     # spelt out so --help loads no releaselib.verify.candidates; tests/test_cli.py checks they match
@@ -35,57 +36,9 @@ HELP = {
     "space_id": "also verify this owner/name Space (repeatable)",
     "timeout": "seconds per probe request (default 20; slow envs get more)",
     "wait": "seconds to wait for BUILDING/APP_STARTING Spaces (default 600)",
-    "ledger": "record results in this ledger (default: the release's ledger, if it exists)",
+    "ledger": "record results in this ledger (default: the release's ledger, created if missing)",
     "staging_dir": "where the release's ledger is looked for (default: ./hf-staging)",
 }
-
-
-def print_results(console: Console, results: Sequence[VerifyResult]) -> None:
-    from releaselib.verify.probe import Outcome
-
-    table = Table(title="verify")
-    for column in ("space", "stage", "domain", "outcome", "wait s", "probe s", "reason"):
-        table.add_column(column, overflow="fold")
-    for r in results:
-        data = r.as_json()
-        colour = COLOURS[r.outcome.value]
-        table.add_row(
-            escape(r.space_id),
-            escape(r.state.stage or "-"),
-            escape(data["domain"] or "-"),
-            f"[{colour}]{r.outcome.value}[/]",
-            f"{r.state.seen_at:.1f}",
-            f"{r.probe_seconds:.1f}",
-            escape(r.reason),
-        )
-    console.print(table)
-    counts = {o.value: sum(r.outcome is o for r in results) for o in Outcome}
-    console.print(", ".join(f"{n} {o}" for o, n in counts.items()))
-
-
-def print_recovery(console: Console, recovery: Recovery) -> None:
-    console.print(
-        f"{recovery.space_id}: {recovery.before.stage} -> {recovery.after.stage}; {recovery.note}",
-        markup=False,
-    )
-    if recovery.after.error:
-        console.print("[bold]errorMessage (tail):[/]")
-        console.print(recovery.after.error_tail(), markup=False, highlight=False)
-    for signature, matched in recovery.matches:
-        known = f"[bold]known failure {escape(signature.name)}[/]"
-        console.print(f"{known} ({escape(repr(matched))}): {escape(signature.fix)}")
-
-
-def record(ledger: Ledger | None, result: VerifyResult, **extra: Any) -> str | None:
-    """Record ``result`` as the env's verify step (its Verdict fields included); a note when
-    it was only an attempt that left the recorded verdict standing."""
-    from releaselib.verify.candidates import record_result
-
-    if ledger is None or record_result(ledger, result, **extra):
-        return None
-    standing = ledger.env(result.env).get("verify")
-    verdict = standing.data.get("outcome") if standing else None
-    return f"{result.env}: {result.outcome.value} is no evidence; the recorded {verdict} stands"
 
 
 def number(name: str, flag: str | None, configured: dict[str, Any], default: float) -> float:
@@ -96,7 +49,7 @@ def number(name: str, flag: str | None, configured: dict[str, Any], default: flo
     return value
 
 
-@task(
+@release_task(
     iterable=["env", "space_id"],
     help={
         **HELP,
@@ -127,21 +80,25 @@ def verify(
     """
 
     from releaselib.hub.client import Hub
+    from releaselib.ledger.step_records import record_verdicts
     from releaselib.verify.candidates import DEFAULT_TIMEOUT, PROBE_JOBS, candidates, verify_spaces
     from releaselib.verify.verdicts import exit_status
     from releaselib.verify.verify_tuple import verify_config
 
     with reported():
-        options = Options(
-            repo=repo,
-            version=version,
-            namespace=namespace,
-            suffix=suffix,
-            hub_endpoint=hub_endpoint,
-            staging_dir=staging_dir,
-        )
         configured = release_config(c)
-        config, resolution, found = verify_config(options, configured, ledger=ledger)
+        config, resolution, found = verify_config(
+            options(
+                repo=repo,
+                version=version,
+                namespace=namespace,
+                suffix=suffix,
+                hub_endpoint=hub_endpoint,
+                staging_dir=staging_dir,
+            ),
+            configured,
+            ledger=ledger,
+        )
         threads = check_jobs(pick("probe_jobs", probe_jobs, configured, PROBE_JOBS), "--probe-jobs")
         console = consoles(json)
         out.print_tuple(console, config, resolution)
@@ -161,7 +118,7 @@ def verify(
                 f"no Space of {config.namespace} ends with {config.suffix}",
                 remedy="deploy first, or pass --env/--space-id",
             )
-        book = open_ledger(config, str(found) if found else None, create=False)
+        release_ledger = open_ledger(config, str(found) if found else None)
         with out.ProgressBoard(
             console, ids, live=not json and console.is_terminal, title="verify"
         ) as board:
@@ -169,20 +126,21 @@ def verify(
                 hub,
                 ids,
                 suffix=config.suffix,
-                registry=PluginRegistry(get_plugin_manager()),
+                registry=plugin_registry(),
                 timeout=number("timeout", timeout, configured, DEFAULT_TIMEOUT),
                 wait=number("wait", wait, configured, 600.0),
                 jobs=threads,
                 on_update=board.update,
             )
-        for result in results:
-            note = record(book, result, by="verify")
-            if note:
-                console.print(note, soft_wrap=True, markup=False)
+        for result, stands in record_verdicts(release_ledger, results, by="verify"):
+            if stands:
+                console.print(
+                    tables.verdict_stands(result.env, result.outcome.value, stands), markup=False
+                )
         if json:
             print(jsonlib.dumps([r.as_json() for r in results], indent=2))
         else:
-            print_results(console, results)
+            tables.print_results(console, results)
         code, why = exit_status(r.outcome.value for r in results)
         if why:
             console.print(f"[yellow]{why}[/]", soft_wrap=True)
@@ -190,7 +148,7 @@ def verify(
             raise Exit(code=code)
 
 
-@task(
+@release_task(
     help={
         **{
             k: HELP[k]
@@ -238,13 +196,16 @@ def recover(
     from releaselib.hub.client import Hub
     from releaselib.hub.deploy import canonical_fence
     from releaselib.hub.runtime import recover as recover_space
+    from releaselib.ledger.step_records import record_recovery
     from releaselib.stage.stage_env import stage_envs
     from releaselib.verify.candidates import DEFAULT_TIMEOUT, verify_spaces
 
     with reported():
         if not env:
             raise UsageError("recover needs --env NAME", remedy="e.g. --env echo_env")
-        options = Options(
+        configured = release_config(c)
+        config, resolution = release_tuple(
+            c,
             repo=repo,
             version=version,
             namespace=namespace,
@@ -252,11 +213,9 @@ def recover(
             staging_dir=staging_dir,
             hub_endpoint=hub_endpoint,
         )
-        configured = release_config(c)
-        config, resolution = build_config(options, configured)
         console = consoles(json)
         out.print_tuple(console, config, resolution)
-        registry = PluginRegistry(get_plugin_manager())
+        registry = plugin_registry()
         [staged] = stage_envs(config, select_envs(discover_envs(config.repo), [env]), registry)
         if not staged.ok:
             raise Exit(f"error: {staged.error}", code=1)
@@ -271,7 +230,7 @@ def recover(
             limit=number("limit", limit, configured, 600.0),
             wait=number("wait", wait, configured, 600.0),
             recreate=recreate and yes,
-            on_action=lambda action: console.print(f"[bold]action:[/] {escape(action)}"),
+            on_action=lambda action: console.print(f"action: {action}", markup=False),
             fence=canonical_fence(config, registry),
         )
         results = (
@@ -286,21 +245,13 @@ def recover(
             if recovery.recovered
             else []
         )
-        book = open_ledger(config, ledger, create=False)
-        if results:
-            record(book, results[0], by="recover", recovery=recovery.as_json())
-        elif book is not None:  # not ready: no verdict; one already recorded stands
-            standing = book.env(env).get("verify")
-            keep = standing is not None and standing.data.get("outcome") in ("PASS", "FAIL")
-            (book.attempt if keep else book.record)(
-                env, "verify", status="failed", recovery=recovery.as_json()
-            )
+        record_recovery(open_ledger(config, ledger), env, recovery.as_json(), results)
         if json:
             document = {"recovery": recovery.as_json(), "verify": [r.as_json() for r in results]}
             print(jsonlib.dumps(document, indent=2))
         else:
-            print_recovery(console, recovery)
+            tables.print_recovery(console, recovery)
             if results:
-                print_results(console, results)
+                tables.print_results(console, results)
         if not results or not results[0].success:
             raise Exit(code=1)

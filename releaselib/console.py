@@ -22,12 +22,23 @@ from releaselib.config import RefResolution, ReleaseConfig
 from releaselib.plugins import PluginRegistry
 from releaselib.records import EnvSpec, StagedSpace
 
-if TYPE_CHECKING:  # what deploy, stage and status import is loaded only when they print
+if TYPE_CHECKING:  # what the steps import is loaded only when they print
     from releaselib.hub.deploy import Deployed
     from releaselib.ledger.status import Row
 
 OK = "[green]ok[/]"
 FAILED = "[red]FAILED[/]"
+#: The width off a terminal (a pipe, a file, a CI log): wide enough that no table ever folds a
+#: word, so each record stays on its line (rich would otherwise assume 80 columns).
+OFF_TERMINAL_WIDTH = 10_000
+
+
+def make_console(*, stderr: bool = False) -> Console:
+    """Where a task prints: the terminal's width on a terminal, else ``OFF_TERMINAL_WIDTH``."""
+    console = Console(stderr=stderr, highlight=False)
+    if console.is_terminal:
+        return console
+    return Console(stderr=stderr, highlight=False, width=OFF_TERMINAL_WIDTH)
 
 
 def print_tuple(console: Console, config: ReleaseConfig, resolution: RefResolution) -> None:
@@ -253,9 +264,15 @@ def print_deployed(console: Console, results: Sequence[Deployed], *, dry_run: bo
 def print_board(console: Console, rows: Sequence[Row]) -> None:
     """The status board: env x step with symbols and colours, then each env's runtime stage
     and next action."""
-    from releaselib.ledger.status import COLUMNS, Cell
+    from releaselib.ledger.status import COLUMNS, LEGEND, Cell
 
-    style = {Cell.DONE: "green", Cell.FAILED: "red", Cell.PENDING: "yellow", Cell.SKIPPED: "dim"}
+    style = {
+        Cell.DONE: "green",
+        Cell.FAILED: "red",
+        Cell.PENDING: "yellow",
+        Cell.SKIPPED: "dim",
+        Cell.ARCHIVED: "blue",
+    }
     table = Table(title="status", box=box.SIMPLE_HEAD, pad_edge=False, padding=0)
     table.add_column("env", no_wrap=True)
     for column in COLUMNS:
@@ -264,7 +281,7 @@ def print_board(console: Console, rows: Sequence[Row]) -> None:
         cells = [f"[{style[row.cells[c]]}]{row.cells[c].value}[/]" for c in COLUMNS]
         table.add_row(escape(row.env), *cells)
     console.print(table)
-    console.print("✓ done  ✗ failed  · pending  - does not apply")
+    console.print(LEGEND)
     for row in rows:
         line = f"{row.env} ({row.runtime or 'no runtime'}): next, {row.next_action}"
         console.print(escape(line), soft_wrap=True)

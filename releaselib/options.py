@@ -75,21 +75,34 @@ def pick_suffix(flag: str | None, configured: Mapping[str, Any], default: str) -
     return default
 
 
-def find_repo(given: str | None) -> Path:
-    """``--repo``, else the current directory when it is an OpenEnv checkout."""
-    refuse_token("--repo", given)
+def find_repo(given: str | None, flag: str = "--repo") -> Path:
+    """``--repo`` (or ``OPENENV_RELEASE_REPO``, which ``pick`` hands in), else the current
+    directory when it is an OpenEnv checkout."""
+    refuse_token(flag, given)
     if given:
         repo = Path(given).expanduser()
         if not is_openenv_checkout(repo):
             raise UsageError(
-                f"--repo {given}: not an OpenEnv checkout (needs envs/ and pyproject.toml)",
-                remedy="point --repo at the root of an OpenEnv clone",
+                f"{flag} {given}: not an OpenEnv checkout (needs envs/ and pyproject.toml)",
+                remedy=f"point {flag} at the root of an OpenEnv clone",
             )
         return repo.resolve()
     here = Path.cwd()
     if is_openenv_checkout(here):
         return here.resolve()
-    raise UsageError("the current directory is not an OpenEnv checkout", remedy="pass --repo PATH")
+    raise UsageError(
+        f"{here} is not an OpenEnv checkout (needs envs/ and pyproject.toml)",
+        remedy=f"pass --repo PATH or set {ENV_PREFIX}REPO=PATH, or run from inside the checkout",
+    )
+
+
+def repo_source(flag: str | None, configured: Mapping[str, Any]) -> str:
+    """Where ``pick("repo", ...)`` found the checkout, as an error names it."""
+    if flag is None and os.environ.get(ENV_PREFIX + "REPO"):
+        return ENV_PREFIX + "REPO"
+    if flag is None and configured.get("repo") is not None:
+        return "invoke config release.repo"
+    return "--repo"
 
 
 def check_namespace(flag: str, value: str) -> str:
@@ -149,7 +162,7 @@ def build_config(
 ) -> tuple[cfg.ReleaseConfig, cfg.RefResolution]:
     """Resolve the release tuple, including the OpenEnv ref (which may ask the remote)."""
     conf = configured or {}
-    repo = find_repo(pick("repo", options.repo, conf))
+    repo = find_repo(pick("repo", options.repo, conf), repo_source(options.repo, conf))
     checkout_dist, checkout_version = checkout_project(repo)
     picked = str(pick("version", options.version, conf, checkout_version))
     refuse_token("--version", picked)

@@ -21,17 +21,15 @@ from typing import Any
 from releaselib.config import RefResolution, ReleaseConfig
 from releaselib.errors import UsageError
 from releaselib.hub.client import Hub
-from releaselib.hub.deploy import Deployed, Progress, canonical_fence, deploy_one
+from releaselib.hub.deploy import Progress, canonical_fence, deploy_one
 from releaselib.ledger.ledger import EnvEntry, Ledger
 from releaselib.ledger.report import build_report, write_briefing
+from releaselib.ledger.step_records import record_deploy, record_stage, record_verdicts
 from releaselib.plugins import PluginRegistry
-from releaselib.publish import pin as pins
-from releaselib.publish.collection import sync_collection
-from releaselib.publish.pin_step import pin_envs
-from releaselib.publish.promote import Promotion, promote
+from releaselib.publish.steps import collection_step, pin_step, promote_step
 from releaselib.records import AllowedSecret, EnvSpec, StagedSpace
 from releaselib.stage.stage_env import StageRun, stage_env
-from releaselib.verify.candidates import record_result, verify_spaces
+from releaselib.verify.candidates import verify_spaces
 from releaselib.verify.verdicts import from_ledger
 
 STEPS = ("stage", "deploy", "verify", "promote", "collection", "pin", "report")
@@ -253,28 +251,29 @@ class Release:
             on_update=self.progress or (lambda space_id, status: None),
             rehearsal=self.options.rehearsal,
         )
-        for result in results:
-            kept = "" if record_result(self.ledger, result) else "; the recorded verdict stands"
+        for result, stands in record_verdicts(self.ledger, results):
+            kept = "" if stands is None else "; the recorded verdict stands"
             self.event(f"verified {result.env}: {result.outcome.value} ({result.reason}){kept}")
 
     def promote(self, envs: list[str]) -> None:
         todo = self.after_verdict(envs, "promote")
         if not todo:
             return
-        verdicts = from_ledger(self.ledger)
-        done = promote(
+        promote_step(
             self.hub,
             self.config,
-            verdicts,
+            self.ledger,
             self.registry,
             envs=todo,
             create_missing=self.options.create_missing,
         )
         for env in todo:
-            passed = env in verdicts and verdicts[env].outcome == "PASS"
-            mine = [p for p in done if p.env == env]
-            promoted, reason = record_promotion(self.ledger, env, mine, passed=passed)
-            self.event(f"promote {env}: " + ("promoted" if promoted else f"held ({reason})"))
+            record = self.ledger.env(env).get("promote")
+            data = record.data if record is not None else {}
+            promoted = data.get("decision") == "promoted"
+            self.event(
+                f"promote {env}: " + ("promoted" if promoted else f"held ({data.get('reason')})")
+            )
 
     def collection(self, envs: list[str]) -> None:
         verdicts = from_ledger(self.ledger)
@@ -282,42 +281,20 @@ class Release:
         todo = self.after_verdict(passing, "collection")
         if not todo:
             return
-        synced = sync_collection(
-            self.hub, self.config, {e: verdicts[e] for e in todo}, self.registry
-        )
-        versioned = synced[0]
-        for env in todo:
-            space_id = verdicts[env].space_id
-            self.ledger.record(
-                env,
-                "collection",
-                status="done" if space_id in versioned.added + versioned.present else "failed",
-                slug=versioned.slug,
-                added=space_id in versioned.added,
-                present=space_id in versioned.present,
-                verified_at=verified_at(self.ledger, env),
-            )
-        self.event(f"collection {versioned.slug}: +{len(versioned.added)}")
+        synced = collection_step(self.hub, self.config, self.ledger, self.registry, envs=todo)
+        self.event(f"collection {synced[0].slug}: +{len(synced[0].added)}")
 
     def pin(self, envs: list[str]) -> None:
         todo = self.after_verdict(envs, "pin")
         if not todo:
             return
-        decisions = pin_envs(self.hub, self.config, from_ledger(self.ledger), envs=todo)
+        decisions, sha = pin_step(
+            self.hub, self.config, self.ledger, envs=todo, commit=self.options.commit_pins
+        )
         for d in decisions:
-            data = {k: v for k, v in d.as_json().items() if k != "env"}
-            self.ledger.record(
-                d.env,
-                "pin",
-                status="failed" if d.error else "done",
-                verified_at=verified_at(self.ledger, d.env),
-                **data,
-            )
             if d.changed or d.error:
-                self.event(f"pin {d.env}: {d.error or data['decision']}")
-        results = [d.result for d in decisions if d.result is not None]
-        if self.options.commit_pins and any(r.changed for r in results):
-            sha = pins.commit_pins(self.config.repo, results, version=self.config.version)
+                self.event(f"pin {d.env}: {d.error or d.as_json()['decision']}")
+        if sha:
             self.event(f"pins committed: {sha}")
 
 
@@ -339,90 +316,3 @@ def _space(entry: EnvEntry) -> str:
 def _verified_head(entry: EnvEntry) -> object:
     verify = entry.get("verify")
     return verify.data.get("commit") if verify is not None else None
-
-
-def verified_at(ledger: Ledger, env: str) -> str | None:
-    """When the verdict the later steps act on was recorded (their records name it, so a new
-    verdict makes them due again)."""
-    verify = ledger.env(env).get("verify")
-    return verify.at if verify is not None else None
-
-
-def record_promotion(
-    ledger: Ledger, env: str, promotions: Sequence[Promotion], *, passed: bool
-) -> tuple[bool, str]:
-    """Record one env's promote step from its promotions (one per canonical target): promoted
-    when every target holds the candidate, else held and why. Returns both."""
-    promoted = passed and bool(promotions) and all(p.done for p in promotions)
-    missing = [p.target for p in promotions if p.status == "held" and p.create]
-    reason = "" if promoted else held_reason(promotions, missing)
-    if passed and not promotions:
-        reason = "no canonical Space"
-    ledger.record(
-        env,
-        "promote",
-        status="failed" if any(p.status == "failed" for p in promotions) else "done",
-        decision="promoted" if promoted else "held",
-        targets=[p.target for p in promotions if p.done],
-        reason=reason,
-        missing=missing,
-        promotions=[p.as_json() for p in promotions],
-        verified_at=verified_at(ledger, env),
-    )
-    return promoted, reason
-
-
-def held_reason(promotions: Sequence[Promotion], missing: Sequence[str]) -> str:
-    """Why an env's canonical Spaces were not all promoted: each distinct reason once (an env
-    with several targets is often held for the same reason at each)."""
-    if missing:
-        named = ", ".join(missing)
-        first = f"canonical {named} missing, pass --create-missing"
-        others = [p.reason for p in promotions if not p.done and p.target not in missing]
-        return "; ".join(dict.fromkeys([first, *filter(None, others)]))
-    return "; ".join(dict.fromkeys(p.reason for p in promotions if p.reason and not p.done))
-
-
-def record_stage(ledger: Ledger, result: StagedSpace) -> bool:
-    """Record a staging result unless the ledger already has it done for the same content; an
-    env whose content changed is redone from deploy. True when something was recorded."""
-    known = ledger.env(result.env).manifest_hash
-    if (
-        result.ok
-        and known == result.manifest_hash
-        and ledger.done(result.env, "stage", result.manifest_hash)
-    ):
-        return False
-    if known is not None and known != result.manifest_hash:
-        ledger.invalidate_from(result.env, "deploy")
-    ledger.record(
-        result.env,
-        "stage",
-        status="done" if result.ok else "failed",
-        manifest_hash=result.manifest_hash or None,
-        space_id=result.space_id,
-        files=result.files,
-        bytes=result.bytes,
-        fixes=list(result.fixes),
-        error=result.error,
-        allowed_secrets=[f.as_json() for f in result.allowed_secrets],
-    )
-    return True
-
-
-def record_deploy(ledger: Ledger, d: Deployed) -> None:
-    """Record what deploying one env did (its head sha is what verify checks)."""
-    ledger.record(
-        d.staged.env,
-        "deploy",
-        status="done" if d.ok else "failed",
-        space_id=d.space_id,
-        created=d.created,
-        commit=d.commit,
-        head=d.head,
-        unchanged=d.unchanged,
-        files_sent=d.files_sent,
-        bytes_sent=d.bytes_sent,
-        note=d.note,
-        error=d.error,
-    )

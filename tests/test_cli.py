@@ -84,7 +84,7 @@ def test_help_and_envs_start_without_the_hub_client_templates_or_embedded_hub() 
 
 
 def test_help_texts_spelt_out_for_speed_match_the_library() -> None:
-    from openenv_release.common import RELEASE_STEPS
+    from openenv_release.flags import RELEASE_STEPS
     from openenv_release.verify_tasks import HELP
     from releaselib.release import STEPS
     from releaselib.verify.candidates import DEFAULT_TIMEOUT, PROBE_JOBS

@@ -133,8 +133,8 @@ def test_the_tasks_read_verdicts_from_the_ledger_and_record_their_decisions(loca
 
 
 def test_a_held_reason_names_each_distinct_cause_once() -> None:
+    from releaselib.ledger.step_records import held_reason
     from releaselib.publish.promote import Promotion
-    from releaselib.release import held_reason
 
     fail = [Promotion("textarena_env", "openenv/textarena_env-0.2.2", f"openenv/{t}", "held", "FAIL: POST /reset answered 500") for t in ("sudoku", "wordle")]
     assert held_reason(fail, []) == "FAIL: POST /reset answered 500"

@@ -22,6 +22,7 @@ from releaselib.space_runtime.containers import (
     detect_engine,
 )
 from releaselib.stage import staged_checks
+from releaselib.stage.__main__ import main as staged_checks_main
 from releaselib.verify.probe import Outcome
 from tests.corpus import materialise
 
@@ -46,7 +47,7 @@ def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def main(*argv: str) -> tuple[int, str]:
     out = io.StringIO()
-    code = staged_checks.main(argv, Console(file=out, width=200, highlight=False))
+    code = staged_checks_main(argv, Console(file=out, width=200, highlight=False))
     return code, out.getvalue()
 
 

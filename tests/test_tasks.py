@@ -19,7 +19,7 @@ def cli(*args: str, cwd: Path = PROJECT, **env: str) -> subprocess.CompletedProc
     code = "from openenv_release.cli import main; main()"
     return subprocess.run(
         [sys.executable, "-c", code, *args], cwd=cwd, capture_output=True, text=True, timeout=120,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "OPENENV_RELEASE_REMOTE": str(cwd / "no-remote"), **env},
+        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "PYTHONPATH": str(PROJECT), "OPENENV_RELEASE_REMOTE": str(cwd / "no-remote"), **env},
     )
 
 
@@ -40,6 +40,17 @@ def test_stage_json_has_the_documented_shape(checkout: Path, tmp_path: Path) -> 
     assert {"env", "space_id", "staged_dir", "ok", "fixes", "checks", "files", "bytes", "error"} <= set(entry)
     assert entry["space_id"] == "openenv/echo_env-0.2.2" and entry["ok"] is True
     assert "ref" in result.stderr  # the release tuple still goes to the terminal, on stderr
+
+
+def test_stage_alone_records_itself_so_report_works_after_it(checkout: Path, tmp_path: Path) -> None:
+    flags = ("--repo", str(checkout), "--staging-dir", str(tmp_path / "s"))
+    assert cli("report", *flags).returncode == 2  # nothing has run: no ledger yet
+    assert cli("stage", *flags, "--env", "echo_env").returncode == 0
+    report = cli("report", *flags, "--json")
+    assert report.returncode == 0, report.stderr
+    assert [e["env"] for e in json.loads(report.stdout)["envs"]] == ["echo_env"]
+    recorded = json.loads((tmp_path / "s" / "ledger-openenv-0.2.2.json").read_text())["envs"]["echo_env"]
+    assert recorded["stage"]["status"] == "done" and recorded["stage"]["space_id"] == "openenv/echo_env-0.2.2"
 
 
 def test_stage_runs_from_inside_a_checkout_without_repo(checkout: Path) -> None:
@@ -80,6 +91,26 @@ def test_a_directory_that_is_not_a_checkout_is_refused(tmp_path: Path) -> None:
     result = cli("stage", cwd=tmp_path)
     assert result.returncode == 2
     assert "not an OpenEnv checkout" in result.stderr and "--repo" in result.stderr
+    assert "OPENENV_RELEASE_REPO" in result.stderr
+
+
+def test_invoke_deploy_runs_from_the_project_folder_once_the_checkout_is_named(checkout: Path, localhub) -> None:
+    """The design's example, ``invoke deploy --env X`` from this project's folder: exit 2 naming
+    --repo and OPENENV_RELEASE_REPO, then it runs with the variable set."""
+    base = {"PATH": "/usr/bin:/bin", "HOME": str(checkout.parent), "PYTHONPATH": str(PROJECT), **localhub.client_env()}
+    args = [sys.executable, "-m", "invoke", "deploy", "--env", "echo_env", "--dry-run", "--staging-dir", str(checkout.parent / "s")]
+
+    def invoke(**env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(args, cwd=PROJECT, capture_output=True, text=True, timeout=120, env={**base, **env})
+
+    refused = invoke()
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "--repo" in refused.stderr and "OPENENV_RELEASE_REPO" in refused.stderr
+    done = invoke(OPENENV_RELEASE_REPO=str(checkout), OPENENV_RELEASE_REMOTE=str(checkout / "no-remote"))
+    assert done.returncode == 0, done.stderr
+    assert "openenv/echo_env-0.2.2" in done.stdout and "create" in done.stdout
+    bad = invoke(OPENENV_RELEASE_REPO=str(checkout / "envs"))
+    assert bad.returncode == 2 and "OPENENV_RELEASE_REPO" in bad.stderr and "--repo" not in bad.stderr.split(":")[1]
 
 
 def test_envs_lists_plugins_and_targets(checkout: Path) -> None:

@@ -363,7 +363,9 @@ def test_verify_needs_no_checkout_and_never_runs_git(hub: LocalHub, tmp_path: Pa
     from_suffix = run("--suffix", SUFFIX, "--staging-dir", str(tmp_path / "elsewhere"))
     assert from_suffix.returncode == 0, from_suffix.stderr
     assert json.loads(from_suffix.stdout)[0]["space"] == f"openenv/echo_env{SUFFIX}"
-    assert not (tmp_path / "elsewhere").exists() and not marker.exists()
+    # every step records itself: verify starts the release's ledger where there is none yet
+    started = json.loads((tmp_path / "elsewhere" / "ledger-openenv-0.2.2.json").read_text())
+    assert started["envs"]["echo_env"]["verify"]["outcome"] == "PASS" and not marker.exists()
     Ledger.load(ledger.with_name("ledger-openenv-0.3.0.json"), {**release, "version": "0.3.0", "suffix": "-0.3.0"})
     two = run()
     assert two.returncode == 2 and "2 release ledgers" in two.stderr and "--version" in two.stderr

@@ -13,8 +13,10 @@ from releaselib.ledger.ledger import EnvEntry, Ledger
 from releaselib.ledger.report import Commands, data, outcome
 
 COLUMNS = ("staged", "deployed", "built", "reset", "step", "promoted", "collected", "pinned")
-RUNNING = frozenset({"RUNNING", "SLEEPING"})
-BROKEN = frozenset({"BUILD_ERROR", "RUNTIME_ERROR", "CONFIG_ERROR", "NO_APP_FILE"})
+#: Runtime stages that mean the image was built (a RUNTIME_ERROR is built; it failed to run).
+BUILT = frozenset({"APP_STARTING", "RUNNING", "SLEEPING", "RUNTIME_ERROR"})
+NOT_BUILT = frozenset({"BUILD_ERROR", "CONFIG_ERROR", "NO_APP_FILE"})
+ARCHIVED = frozenset({"PAUSED", "STOPPED"})
 
 
 class Cell(enum.Enum):
@@ -24,6 +26,10 @@ class Cell(enum.Enum):
     FAILED = "✗"
     PENDING = "·"
     SKIPPED = "-"
+    ARCHIVED = "~"
+
+
+LEGEND = "✓ done  ✗ failed  · pending  - does not apply  ~ archived"
 
 
 @dataclass(frozen=True)
@@ -43,32 +49,58 @@ class Row:
 
 
 def step_cell(entry: EnvEntry, step: str) -> Cell:
+    """A step's own record: ✓ done, ✗ failed, · not run yet."""
     record = entry.get(step)
     if record is None:
         return Cell.PENDING
     return Cell.DONE if record.status == "done" else Cell.FAILED
 
 
-def check_cell(entry: EnvEntry, check: str) -> Cell:
-    """``reset``/``step`` from the decisive probe's statuses (``{"POST /reset": 200, ...}``)."""
-    status = data(entry, "verify").get("checks", {}).get(f"POST /{check}")
-    if status is None:
-        return Cell.PENDING
-    return Cell.DONE if status == 200 else Cell.FAILED
-
-
-def built_cell(runtime: str | None) -> Cell:
-    if runtime in RUNNING:
+def built_cell(entry: EnvEntry, runtime: str | None) -> Cell:
+    """The candidate's runtime stage (the Hub's listing, else the one verify saw): built when
+    it starts, runs, sleeps or failed at run time; archived once cleanup paused or deleted it."""
+    if entry.get("cleanup") is not None or runtime in ARCHIVED:
+        return Cell.ARCHIVED
+    if runtime in BUILT:
         return Cell.DONE
-    if runtime in BROKEN:
+    if runtime in NOT_BUILT:
         return Cell.FAILED
     return Cell.PENDING
 
 
-def flag_cell(value: bool, applies: bool) -> Cell:
-    if not applies:
+def check_cells(entry: EnvEntry) -> tuple[Cell, Cell]:
+    """``reset`` and ``step``: both ✓ on a PASS (over HTTP or /ws, a PASS needs both); else the
+    decisive HTTP probe's statuses; a RUNTIME_ERROR is a failed reset; a FAIL that never
+    reached a probe leaves them not applying, an INCONCLUSIVE one pending."""
+    verify = data(entry, "verify")
+    verdict = verify.get("outcome") if entry.get("verify") is not None else None
+    if verdict == "PASS":
+        return Cell.DONE, Cell.DONE
+    checks = verify.get("checks") or {}
+    reached = verdict == "FAIL" and verify.get("stage") != "RUNTIME_ERROR"
+    unreached = Cell.SKIPPED if verdict == "FAIL" else Cell.PENDING
+    cells = []
+    for check in ("reset", "step"):
+        status = checks.get(f"POST /{check}")
+        if status is None:
+            failed_reset = check == "reset" and verdict == "FAIL" and not reached
+            cells.append(Cell.FAILED if failed_reset else unreached)
+        else:
+            cells.append(Cell.DONE if status == 200 else Cell.FAILED)
+    if cells[0] is Cell.FAILED and checks.get("POST /step") is None:
+        cells[1] = Cell.SKIPPED
+    return cells[0], cells[1]
+
+
+def decided_cell(entry: EnvEntry, step: str, done: bool, applies: bool | None) -> Cell:
+    """promoted, collected, pinned: ✓ ``done``, ✗ the step failed, · not yet (or no verdict
+    yet: ``applies`` None), - the verdict does not call for it."""
+    if applies is False:
         return Cell.SKIPPED
-    return Cell.DONE if value else Cell.PENDING
+    record = entry.get(step)
+    if record is not None and record.status == "failed":
+        return Cell.FAILED
+    return Cell.DONE if done else Cell.PENDING
 
 
 def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) -> str:
@@ -94,13 +126,13 @@ def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) 
             return f"fix the probe problem ({why}), then {rerun}"
         return f"{rerun}, with a longer --timeout or --wait ({why})"
     promote = data(entry, "promote")
-    if cells["promoted"] is Cell.PENDING:
+    if cells["promoted"] in (Cell.PENDING, Cell.FAILED):
         extra = ("--create-missing",) if promote.get("missing") else ()
         if entry.get("promote") is None or data(entry, "pin").get("changed"):
             # the pin step changed the checkout after this verdict: redeploy, verify, promote
             return commands.line("release", *extra, envs=[env])
         return commands.line("promote", *extra, envs=[env])
-    if cells["collected"] is Cell.PENDING:
+    if cells["collected"] in (Cell.PENDING, Cell.FAILED):
         return commands.line("collection")
     if data(entry, "cleanup").get("action") is None:
         return commands.line("cleanup", "--archive", "--yes")
@@ -116,17 +148,26 @@ def board(ledger: Ledger, runtimes: Mapping[str, str | None], config: ReleaseCon
         space_id = data(entry, "deploy").get("space_id") or data(entry, "stage").get("space_id")
         runtime = runtimes.get(space_id) if space_id else None
         runtime = runtime or data(entry, "verify").get("stage")
-        verdict = outcome(entry)
         promote, pin = data(entry, "promote"), data(entry, "pin")
+        verdict = data(entry, "verify").get("outcome") if entry.get("verify") else None
+        # no verdict yet: pending, unless staging or deploying failed (nothing follows)
+        stuck = verdict is None and outcome(entry) == "FAIL"
+        passed = False if stuck else None if verdict is None else verdict == "PASS"
+        failed = False if stuck else None if verdict is None else verdict == "FAIL"
+        reset, step = check_cells(entry)
         cells = {
             "staged": step_cell(entry, "stage"),
             "deployed": step_cell(entry, "deploy"),
-            "built": built_cell(runtime),
-            "reset": check_cell(entry, "reset"),
-            "step": check_cell(entry, "step"),
-            "promoted": flag_cell(promote.get("decision") == "promoted", verdict == "PASS"),
-            "collected": flag_cell(bool(data(entry, "collection")), verdict == "PASS"),
-            "pinned": flag_cell(pin.get("decision") == "pinned", verdict == "FAIL"),
+            "built": built_cell(entry, runtime),
+            "reset": reset,
+            "step": step,
+            "promoted": decided_cell(
+                entry, "promote", promote.get("decision") == "promoted", passed
+            ),
+            "collected": decided_cell(
+                entry, "collection", step_cell(entry, "collection") is Cell.DONE, passed
+            ),
+            "pinned": decided_cell(entry, "pin", pin.get("decision") == "pinned", failed),
         }
         rows.append(Row(name, cells, runtime, next_action(entry, cells, commands)))
     return rows

@@ -7,15 +7,14 @@ Each command stages the chosen envs of an OpenEnv checkout (``--repo``, else
 - ``run``: the staged Space started as the embedded Hub's Space runtime starts it, then probed;
 - ``docker``: the staged context built and run in a Docker or Podman engine, then probed.
 
-The nox sessions ``staged_lint``, ``staged_run`` and ``staged_docker`` call ``main``.
+The nox sessions ``staged_lint``, ``staged_run`` and ``staged_docker`` run them through
+``python -m releaselib.stage`` (``releaselib/stage/__main__.py``), which calls ``check_staged``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -249,53 +248,32 @@ def run_staged(
         return RunReport(env, probe.outcome, probe.reason, started, probe, output_tail(process))
 
 
-# -- the command line ---------------------------------------------------------------------------
+# -- the commands -------------------------------------------------------------------------------
 
 
-def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(
-        prog="python -m releaselib.stage.staged_checks", description=__doc__
-    )
-    commands = top.add_subparsers(dest="command", required=True)
-    lint = commands.add_parser("lint", help="hadolint + static checks of staged Dockerfiles")
-    lint.add_argument("envs", nargs="*", help="envs to stage (default: every deployable env)")
-    run = commands.add_parser("run", help="run staged Spaces container-less and probe them")
-    run.add_argument("envs", nargs="+")
-    run.add_argument(
-        "--start-timeout",
-        type=float,
-        default=60,
-        help="seconds to wait for the server to listen (default 60)",
-    )
-    run.add_argument("--timeout", type=float, default=20, help="seconds per probe request")
-    docker = commands.add_parser("docker", help="build and run staged Spaces in an engine")
-    docker.add_argument("envs", nargs="+")
-    docker.add_argument("--timeout", type=float, default=20, help="seconds per probe request")
-    docker.add_argument(
-        "--offline",
-        action="store_true",
-        help="install a wheel built from the checkout instead of the git ref; never pull images",
-    )
-    for sub in (lint, run, docker):
-        sub.add_argument("--repo", help=f"OpenEnv checkout (default: ${REPO_VAR}, else examples/)")
-    return top
-
-
-def main(argv: Sequence[str] | None = None, console: Console | None = None) -> int:
-    """Run one command; the exit status is 0 when every env passed."""
-    args = parser().parse_args(argv)
-    console = console or Console(highlight=False)
+def check_staged(
+    console: Console,
+    command: str,
+    *,
+    repo: str | None = None,
+    envs: Sequence[str] = (),
+    start_timeout: float = 60.0,
+    timeout: float = 20.0,
+    offline: bool = False,
+) -> int:
+    """Stage ``envs`` into a temp folder and run ``command`` (lint, run or docker) on them; the
+    exit status is 0 when every env passed, a ReleaseError's code for bad input."""
     with tempfile.TemporaryDirectory(prefix="staged-checks-") as tmp:
         try:
-            repo = checkout(args.repo)
-            staged = stage_selected(repo, args.envs, Path(tmp) / "staging")
-            if args.command == "lint":
+            checked = checkout(repo)
+            staged = stage_selected(checked, envs, Path(tmp) / "staging")
+            if command == "lint":
                 reports = lint_staged(staged)
                 print_lint(console, reports)
                 return int(any(r.errors for r in reports))
-            if args.command == "run":
-                return run_command(console, staged, args.start_timeout, args.timeout)
-            return docker_command(console, staged, repo, Path(tmp), args.offline, args.timeout)
+            if command == "run":
+                return run_command(console, staged, start_timeout, timeout)
+            return docker_command(console, staged, checked, Path(tmp), offline, timeout)
         except ReleaseError as exc:
             console.print(f"error: {exc.one_line()}", markup=False, soft_wrap=True)
             return exc.exit_code
@@ -353,7 +331,3 @@ def docker_command(
         console.print(report.render(), markup=False, soft_wrap=True)
         failed += report.outcome is not Outcome.PASS
     return int(failed > 0)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,116 @@
+"""promote, collection, pin and cleanup as steps: verdicts from the release's ledger in, the
+step's decisions out, each recorded back into the ledger (except in a dry run). ``release``
+and the tasks of the same names call these."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from releaselib.config import ReleaseConfig
+from releaselib.hub.client import Hub
+from releaselib.ledger import step_records
+from releaselib.ledger.ledger import Ledger
+from releaselib.plugins import PluginRegistry
+from releaselib.publish.cleanup import Cleanup, cleanup
+from releaselib.publish.collection import CollectionSync, sync_collection
+from releaselib.publish.pin import commit_pins
+from releaselib.publish.pin_step import PinDecision, pin_envs
+from releaselib.publish.promote import Promotion, promote
+from releaselib.verify.verdicts import from_ledger
+
+
+def promote_step(
+    hub: Hub,
+    config: ReleaseConfig,
+    ledger: Ledger,
+    registry: PluginRegistry,
+    *,
+    envs: list[str] | None = None,
+    create_missing: bool = False,
+    dry_run: bool = False,
+) -> list[Promotion]:
+    """Promote the PASSed candidates of ``envs`` (default: every env with a verdict)."""
+    verdicts = from_ledger(ledger)
+    decisions = promote(
+        hub,
+        config,
+        verdicts,
+        registry,
+        envs=envs,
+        create_missing=create_missing,
+        dry_run=dry_run,
+    )
+    if not dry_run:
+        chosen = envs or list(verdicts)
+        step_records.record_promotions(ledger, chosen, decisions, verdicts)
+    return decisions
+
+
+def collection_step(
+    hub: Hub,
+    config: ReleaseConfig,
+    ledger: Ledger,
+    registry: PluginRegistry,
+    *,
+    envs: Sequence[str] | None = None,
+    space_ids: Sequence[str] = (),
+    slug: str | None = None,
+    include_global: bool = False,
+    dry_run: bool = False,
+) -> list[CollectionSync]:
+    """Sync the versioned collection with the PASSed candidates of ``envs`` (default: all, or
+    those of ``space_ids``); the first result is the versioned collection."""
+    verdicts = {
+        env: v
+        for env, v in from_ledger(ledger).items()
+        if (envs is None or env in envs) and (not space_ids or v.space_id in space_ids)
+    }
+    synced = sync_collection(
+        hub,
+        config,
+        verdicts,
+        registry,
+        space_ids=space_ids,
+        slug=slug,
+        include_global=include_global,
+        dry_run=dry_run,
+    )
+    if not dry_run:
+        step_records.record_collection(ledger, synced[0], verdicts)
+    return synced
+
+
+def pin_step(
+    hub: Hub,
+    config: ReleaseConfig,
+    ledger: Ledger,
+    *,
+    envs: list[str] | None = None,
+    commit: bool = False,
+) -> tuple[list[PinDecision], str | None]:
+    """Pin the FAILed envs and lift the pins of passing ones; with ``commit``, commit what
+    changed. Returns the decisions and the commit's sha (None: nothing committed)."""
+    decisions = pin_envs(hub, config, from_ledger(ledger), envs=envs)
+    step_records.record_pins(ledger, decisions)
+    results = [d.result for d in decisions if d.result is not None]
+    sha = None
+    if commit and any(r.changed for r in results):
+        sha = commit_pins(config.repo, results, version=config.version)
+    return decisions, sha
+
+
+def cleanup_step(
+    hub: Hub,
+    config: ReleaseConfig,
+    ledger: Ledger,
+    registry: PluginRegistry,
+    *,
+    action: Literal["archive", "delete"],
+    apply: bool = False,
+) -> list[Cleanup]:
+    """Archive or delete the candidates whose canonical promotion is complete (a plan unless
+    ``apply``)."""
+    results = cleanup(hub, config, from_ledger(ledger), registry, action=action, apply=apply)
+    step_records.record_cleanup(ledger, results)
+    return results
