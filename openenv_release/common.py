@@ -8,7 +8,6 @@ import sys
 import traceback
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from invoke.context import Context
@@ -103,12 +102,10 @@ def release_config(c: Context) -> dict[str, Any]:
 def open_ledger(config: ReleaseConfig, given: str | None, *, create: bool) -> Ledger | None:
     """``--ledger PATH``, else the release's default ledger: created when ``create``, else
     only when it already exists (steps record into a release's ledger "when it exists")."""
-    from releaselib.ledger.ledger import Ledger, default_path
+    from releaselib.ledger.ledger import Ledger, ledger_path
     from releaselib.release import release_key
-    from releaselib.space_ids import refuse_token
 
-    refuse_token("--ledger", given)
-    path = Path(given) if given else default_path(config)
+    path = ledger_path(config, given)
     if given or create or path.exists():
         return Ledger.load(path, release_key(config))
     return None

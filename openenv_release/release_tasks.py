@@ -16,7 +16,7 @@ from rich.console import Console
 
 from openenv_release.common import consoles, helps, release_config, reported, require_ledger
 from releaselib import console as out
-from releaselib.config import RefResolution, ReleaseConfig
+from releaselib.config import RefResolution, ReleaseConfig, check_seconds
 from releaselib.errors import UsageError
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
@@ -110,7 +110,8 @@ def release(
     from dataclasses import replace
 
     from releaselib.hub.client import Hub
-    from releaselib.ledger.ledger import Ledger, default_path
+    from releaselib.ledger.ledger import Ledger
+    from releaselib.ledger.ledger import ledger_path as ledger_file
     from releaselib.ledger.status import board, runtimes_of
     from releaselib.locks import run_locks
     from releaselib.release import Release, ReleaseOptions, nothing_to_redo, release_key
@@ -121,8 +122,8 @@ def release(
         options = ReleaseOptions(
             from_step=from_,
             until_step=until,
-            timeout=timeout,
-            wait=wait,
+            timeout=check_seconds(timeout, "--timeout", 20.0),
+            wait=check_seconds(wait, "--wait", 900.0),
             create_missing=create_missing,
             commit_pins=commit_pins,
         )
@@ -139,7 +140,7 @@ def release(
         console = consoles(json)
         out.print_tuple(console, config, resolution)
         specs = select_envs(discover_envs(config.repo), env or [])
-        ledger_path = Path(ledger) if ledger else default_path(config)
+        ledger_path = ledger_file(config, ledger)
         if from_ != "stage" and not ledger_path.exists():
             raise nothing_to_redo(from_)  # before anything (staging dir, ledger) is created
         hub = Hub.connect(config.hub_endpoint)

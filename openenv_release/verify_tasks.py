@@ -14,6 +14,7 @@ from rich.table import Table
 
 from openenv_release.common import consoles, helps, open_ledger, release_config, reported
 from releaselib import console as out
+from releaselib.config import check_seconds
 from releaselib.errors import UsageError
 from releaselib.options import Options, build_config, check_jobs, pick
 from releaselib.plugins import PluginRegistry, get_plugin_manager
@@ -87,10 +88,7 @@ def record(ledger: Ledger | None, result: VerifyResult, **extra: Any) -> str | N
 
 def number(name: str, flag: str | None, configured: dict[str, Any], default: float) -> float:
     """A positive number from its flag, environment variable, invoke config or default."""
-    value = float(pick(name, flag, configured, default))
-    if value <= 0:
-        raise UsageError(f"--{name} {value:g} must be positive", remedy=f"try {default:g}")
-    return value
+    return check_seconds(pick(name, flag, configured, default), f"--{name}", default)
 
 
 @task(
@@ -140,6 +138,8 @@ def verify(
         configured = release_config(c)
         config, resolution, found = verify_config(options, configured, ledger=ledger)
         threads = check_jobs(pick("probe_jobs", probe_jobs, configured, PROBE_JOBS), "--probe-jobs")
+        probe_timeout = number("timeout", timeout, configured, DEFAULT_TIMEOUT)
+        build_wait = number("wait", wait, configured, 600.0)
         console = consoles(json)
         out.print_tuple(console, config, resolution)
         for given in space_id or []:
@@ -167,8 +167,8 @@ def verify(
                 ids,
                 suffix=config.suffix,
                 registry=PluginRegistry(get_plugin_manager()),
-                timeout=number("timeout", timeout, configured, DEFAULT_TIMEOUT),
-                wait=number("wait", wait, configured, 600.0),
+                timeout=probe_timeout,
+                wait=build_wait,
                 jobs=threads,
                 on_update=board.update,
             )

@@ -25,6 +25,7 @@ from huggingface_hub import (
     CommitOperationDelete,
     HfApi,
     RepoFile,
+    constants,
     get_token,
     set_client_factory,
     snapshot_download,
@@ -37,7 +38,7 @@ from huggingface_hub.errors import (
 from huggingface_hub.utils._http import hf_request_event_hook
 from huggingface_hub.utils.tqdm import tqdm as hf_tqdm
 
-from releaselib.errors import AuthError, HubError, UnreachableError
+from releaselib.errors import AuthError, HubError, UnreachableError, UsageError
 from releaselib.hub.retry import RETRY_STATUSES, RetryingTransport, RetryPolicy
 
 KEEP_REMOTE = frozenset({".gitattributes"})
@@ -180,6 +181,12 @@ class Hub:
         policy: RetryPolicy | None = None,
     ) -> Hub:
         """Read the token once (``token``, else HF_TOKEN or the stored one) and install retries."""
+        if constants.HF_HUB_OFFLINE:
+            raise UsageError(
+                "HF_HUB_OFFLINE is set, so huggingface_hub refuses to reach any Hub (the embedded "
+                "one included)",
+                remedy="unset HF_HUB_OFFLINE for this command",
+            )
         policy = policy or RetryPolicy()
         install_retries(policy)
         token = token or get_token()
@@ -189,6 +196,7 @@ class Hub:
                 "character or a non-ASCII character, so no Hub would accept it",
                 remedy="set it again, copied exactly from https://huggingface.co/settings/tokens",
             )
+        endpoint = endpoint.rstrip("/") if endpoint else None  # as huggingface_hub does HF_ENDPOINT
         return cls(HfApi(endpoint=endpoint, token=token or False), token=token, policy=policy)
 
     @property

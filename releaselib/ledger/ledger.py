@@ -89,6 +89,23 @@ def default_path(config: ReleaseConfig) -> Path:
     return config.staging_dir / f"ledger-{config.namespace}-{tail}.json"
 
 
+def ledger_path(config: ReleaseConfig, given: str | None) -> Path:
+    """``--ledger PATH``, else :func:`default_path`. A given ledger's folder is fenced as
+    ``--staging-dir`` is (never the checkout, envs/, src/ or an env dir): the ledger and its
+    lock are written there."""
+    from releaselib.options import check_staging_dir
+    from releaselib.space_ids import refuse_token
+    from releaselib.stage.discover import is_openenv_checkout
+
+    if not given:
+        return default_path(config)
+    refuse_token("--ledger", given)
+    path = Path(given).expanduser()
+    if is_openenv_checkout(config.repo):
+        check_staging_dir(path.parent, config.repo, flag=f"--ledger {path}: its folder")
+    return path
+
+
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -277,7 +294,15 @@ def _with_history(
 
 def _write(path: Path, data: dict[str, Any]) -> None:
     text = json.dumps(data, indent=1, sort_keys=True) + "\n"
-    write_atomic(path, text.encode("utf-8"))
+    try:
+        write_atomic(path, text.encode("utf-8"))
+    except OSError as exc:  # a full disk, a quota, a read-only mount: the old file stands
+        raise LedgerError(
+            f"{path}: cannot write the ledger ({exc.strerror or exc}); it holds what it held "
+            "before this record",
+            remedy=f"free space on the disk of {path.parent} (or pass --ledger elsewhere), "
+            "then rerun: the run resumes from the ledger",
+        ) from None
 
 
 def recorded_release(path: Path) -> dict[str, Any]:
