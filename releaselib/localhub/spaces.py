@@ -268,8 +268,11 @@ class SpaceRuntimes:
         self._set(space, generation, "RUNTIME_ERROR", message)
 
     def _wait(self, space: _Space, generation: int, seconds: float) -> bool:
-        """Sleep ``seconds``; False if the Space moved on to a newer generation meanwhile."""
-        time.sleep(seconds)
+        """Sleep ``seconds``; False as soon as the Space moves on to a newer generation (a new
+        commit, or the Hub shutting down), so a slow build never holds up a stop."""
+        deadline = time.monotonic() + seconds
+        while space.generation == generation and (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(left, _POLL))
         return space.generation == generation
 
     def _set(
