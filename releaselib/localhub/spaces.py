@@ -225,6 +225,10 @@ class SpaceRuntimes:
             None if space.stale_cleared else behaviour.stale_build_error
         )
         if failure:
+            if failure != behaviour.build_error:  # stale: the Hub names the build before the push
+                with self._lock:
+                    if space.generation == generation:
+                        space.sha = head.parent or "0" * 40  # no earlier commit: none we know
             self._set(space, generation, "BUILD_ERROR", failure)
             return
         run_dir = self._workdir / space.repo_id
