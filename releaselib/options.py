@@ -115,7 +115,7 @@ def check_jobs(value: object, flag: str = "--jobs") -> int:
     return jobs
 
 
-def check_staging_dir(staging: Path, repo: Path, flag: str = "--staging-dir") -> Path:
+def check_staging_dir(staging: Path, repo: Path) -> Path:
     """The resolved ``--staging-dir``; refused where staging would write into what it reads.
 
     A folder of its own inside the checkout (the default ``./hf-staging`` when run from one) is
@@ -123,7 +123,7 @@ def check_staging_dir(staging: Path, repo: Path, flag: str = "--staging-dir") ->
     itself, a folder above it, or one inside ``envs/``, ``src/`` or an env dir (each resolved, so
     a symlink does not hide it) is a UsageError.
     """
-    refuse_token(flag, staging)
+    refuse_token("--staging-dir", staging)
     staging = staging.expanduser().resolve()
     read = [repo / part for part in STAGED_FROM]
     envs = repo / "envs"
@@ -135,7 +135,7 @@ def check_staging_dir(staging: Path, repo: Path, flag: str = "--staging-dir") ->
         or any(staging.is_relative_to(p) or staging.is_relative_to(p.resolve()) for p in read)
     ):
         raise UsageError(
-            f"{flag} {staging}: overlaps the checkout {repo} (a release never writes there)",
+            f"--staging-dir {staging}: overlaps the checkout {repo} (staging never writes there)",
             remedy="pick a folder outside envs/ and src/, e.g. ./hf-staging",
         )
     return staging

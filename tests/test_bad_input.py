@@ -156,8 +156,8 @@ CLI_CASES = [
     pytest.param(nothing, ["release", "--timeout", "nan"], 2, ["--timeout nan must be a positive, finite number of seconds", "e.g. --timeout 20"], id="release-timeout-nan"),
     pytest.param(nothing, ["release", "--wait", "inf"], 2, ["--wait inf must be a positive, finite number of seconds"], id="release-wait-inf"),
     pytest.param(lambda r, t: {"HF_HUB_OFFLINE": "1", "HF_TOKEN": "hf_" + "x" * 34}, ["deploy", "--env", "a_env"], 2, ["HF_HUB_OFFLINE is set", "unset HF_HUB_OFFLINE"], id="hf-hub-offline"),
-    pytest.param(nothing, ["status", "--ledger", "{repo}/ledger.json"], 2, ["--ledger {repo}/ledger.json: its folder", "overlaps the checkout"], id="ledger-in-the-checkout-root"),
-    pytest.param(nothing, ["release", "--ledger", "{repo}/envs/a_env/ledger.json"], 2, ["--ledger {repo}/envs/a_env/ledger.json: its folder", "overlaps the checkout", "outside envs/ and src/"], id="ledger-inside-an-env-dir"),
+    pytest.param(nothing, ["status", "--ledger", "{repo}/ledger.json"], 2, ["--ledger {repo}/ledger.json: inside the checkout", "only pin changes the checkout", "outside envs/ and src/"], id="ledger-in-the-checkout-root"),
+    pytest.param(nothing, ["release", "--ledger", "{repo}/envs/a_env/ledger.json"], 2, ["--ledger {repo}/envs/a_env/ledger.json: inside the checkout"], id="ledger-inside-an-env-dir"),
     pytest.param(lambda r, t: entry_point_plugins(t / "plugins", claim_one=CLAIM_A_ENV, claim_two=CLAIM_A_ENV), ["stage"], 3, ["env a_env is claimed by two plugins: claim_one and claim_two", "disable one"], id="two-plugins-claim-one-env"),
     pytest.param(lambda r, t: entry_point_plugins(t / "plugins", raises=RAISES_IN_ENVS), ["stage"], 3, ["plugin raises raised in openenv_release_envs: RuntimeError: profiles unavailable", "OPENENV_RELEASE_DISABLE_PLUGINS=raises"], id="plugin-raises"),
 ]

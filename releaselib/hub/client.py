@@ -393,3 +393,8 @@ class Hub:
         """How many commits the Space's main branch has."""
         with hub_call(space_id):
             return len(self.api.list_repo_commits(space_id, repo_type="space"))
+
+    def commit_titles(self, space_id: str) -> list[str]:
+        """The titles of the commits on the Space's main branch, newest first."""
+        with hub_call(space_id):
+            return [c.title for c in self.api.list_repo_commits(space_id, repo_type="space")]

@@ -90,10 +90,11 @@ def default_path(config: ReleaseConfig) -> Path:
 
 
 def ledger_path(config: ReleaseConfig, given: str | None) -> Path:
-    """``--ledger PATH``, else :func:`default_path`. A given ledger's folder is fenced as
-    ``--staging-dir`` is (never the checkout, envs/, src/ or an env dir): the ledger and its
-    lock are written there."""
-    from releaselib.options import check_staging_dir
+    """``--ledger PATH``, else :func:`default_path`. A given ledger is fenced as
+    ``--staging-dir`` is: the ledger and its lock never go into the checkout's root, ``envs/``,
+    ``src/`` or an env dir (resolved, so a symlink does not hide it); a folder of its own in
+    the checkout (``hf-staging/``) or anywhere outside it is fine."""
+    from releaselib.errors import UsageError
     from releaselib.space_ids import refuse_token
     from releaselib.stage.discover import is_openenv_checkout
 
@@ -101,8 +102,16 @@ def ledger_path(config: ReleaseConfig, given: str | None) -> Path:
         return default_path(config)
     refuse_token("--ledger", given)
     path = Path(given).expanduser()
-    if is_openenv_checkout(config.repo):
-        check_staging_dir(path.parent, config.repo, flag=f"--ledger {path}: its folder")
+    repo = config.repo.resolve()
+    folder = path.parent.resolve()
+    if is_openenv_checkout(repo) and (
+        folder == repo or any(folder.is_relative_to(repo / part) for part in ("envs", "src"))
+    ):
+        raise UsageError(
+            f"--ledger {path}: inside the checkout {repo} (a release never writes its ledger "
+            "or lock there; only pin changes the checkout)",
+            remedy="pass a path outside envs/ and src/, e.g. --ledger ./hf-staging/ledger.json",
+        )
     return path
 
 
