@@ -183,7 +183,13 @@ def record_promotions(
         space_id="add this PASSed candidate (repeatable; default: every PASSed candidate)",
         collection_slug="sync the collection with this slug (an alias resolves) instead",
         collection_namespace="namespace of the collection (default: the Spaces' namespace)",
-        **{"global": "also add the passing envs' canonical Spaces to the global collection"},
+        **{
+            "global": "also plan adding the passing envs' canonical Spaces to the global "
+            "collection (added with --yes)"
+        },
+        foreign_collection="allow --collection-slug to name a collection that is not this "
+        "release's own: its items are planned (added with --yes), its settings kept",
+        yes="do the planned writes to the global or a foreign collection",
         private="make the collection private (the default)",
         public="make the collection public",
         dry_run="print a synthetic slug and the items it would add; change nothing",
@@ -197,6 +203,8 @@ def collection(
     collection_slug: str | None = None,
     collection_namespace: str | None = None,
     global_: bool = False,
+    foreign_collection: bool = False,
+    yes: bool = False,
     private: bool = False,
     public: bool = False,
     repo: str | None = None,
@@ -231,9 +239,11 @@ def collection(
             space_ids=space_id or [],
             slug=collection_slug,
             include_global=global_,
+            foreign=foreign_collection,
+            confirm=yes,
             dry_run=dry_run,
         )
-        if not dry_run:
+        if not synced[0].planned:
             record_collection(book, synced[0], verdicts)
         emit(json, config, "collections", synced)
         if not json:
@@ -259,6 +269,9 @@ def record_collection(book: Ledger, sync: CollectionSync, verdicts: dict[str, Ve
 
 
 def print_collection(console: Console, sync: CollectionSync, *, dry_run: bool) -> None:
+    if sync.planned and not dry_run:
+        console.print(f"{sync.title}: planned only, pass --yes to write it", markup=False)
+    dry_run = sync.planned
     state = "would create" if dry_run and sync.created else "created" if sync.created else "exists"
     console.print(f"[bold]{sync.title}[/] {sync.slug} ({state})")
     if sync.metadata:
