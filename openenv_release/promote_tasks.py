@@ -89,6 +89,8 @@ def emit(as_json: bool, config: ReleaseConfig, key: str, items: Sequence[Any]) -
         "json",
         table=HELP,
         create_missing="create a canonical Space that does not exist yet",
+        yes="also delete the files of an earlier release that the tree no longer has (the plan "
+        "names them; without --yes such a canonical is held)",
     ),
 )
 def promote(
@@ -97,6 +99,7 @@ def promote(
     env: list[str] | None = None,
     dry_run: bool = False,
     create_missing: bool = False,
+    yes: bool = False,
     repo: str | None = None,
     namespace: str | None = None,
     suffix: str | None = None,
@@ -131,6 +134,7 @@ def promote(
             envs=env or None,
             create_missing=create_missing,
             dry_run=dry_run,
+            delete=yes,
         )
         if not dry_run:
             record_promotions(book, decisions, verdicts)

@@ -182,11 +182,8 @@ class Hub:
     ) -> Hub:
         """Read the token once (``token``, else HF_TOKEN or the stored one) and install retries."""
         if constants.HF_HUB_OFFLINE:
-            raise UsageError(
-                "HF_HUB_OFFLINE is set, so huggingface_hub refuses to reach any Hub (the embedded "
-                "one included)",
-                remedy="unset HF_HUB_OFFLINE for this command",
-            )
+            msg = "HF_HUB_OFFLINE is set: huggingface_hub reaches no Hub (the embedded one too)"
+            raise UsageError(msg, remedy="unset HF_HUB_OFFLINE for this command")
         policy = policy or RetryPolicy()
         install_retries(policy)
         token = token or get_token()
@@ -245,8 +242,10 @@ class Hub:
                 if isinstance(e, RepoFile)
             }
 
-    def download(self, space_id: str, revision: str, dest: Path) -> Path:
-        """Write the Space's files at ``revision`` (a commit sha) into ``dest``; return it.
+    def download(
+        self, space_id: str, revision: str, dest: Path, only: Sequence[str] | None = None
+    ) -> Path:
+        """Write the Space's files at ``revision`` (a commit sha; ``only`` these) into ``dest``.
 
         Only the Space's files land in ``dest``: the download goes through a throw-away cache.
         """
@@ -258,6 +257,7 @@ class Hub:
                         space_id,
                         repo_type="space",
                         revision=revision,
+                        allow_patterns=only,
                         cache_dir=cache,
                         endpoint=self.api.endpoint,
                         token=self._token or False,
@@ -395,6 +395,5 @@ class Hub:
             return len(self.api.list_repo_commits(space_id, repo_type="space"))
 
     def commit_titles(self, space_id: str) -> list[str]:
-        """The titles of the commits on the Space's main branch, newest first."""
-        with hub_call(space_id):
+        with hub_call(space_id):  # main's commits, newest first
             return [c.title for c in self.api.list_repo_commits(space_id, repo_type="space")]
