@@ -257,7 +257,7 @@ class Hub:
                         space_id,
                         repo_type="space",
                         revision=revision,
-                        allow_patterns=only,
+                        allow_patterns=list(only) if only else None,
                         cache_dir=cache,
                         endpoint=self.api.endpoint,
                         token=self._token or False,

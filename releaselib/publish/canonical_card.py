@@ -9,6 +9,7 @@ release's) and its body. Merged through the Hub's own card classes (``SpaceCard`
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from huggingface_hub import SpaceCard, SpaceCardData
 
@@ -22,7 +23,7 @@ def merged_card(release_card: str, held: str | None) -> str:
     if held is None:
         return release_card
     ours, theirs = SpaceCard(release_card), SpaceCard(held)
-    data, mine = theirs.data.to_dict(), ours.data.to_dict()
+    data, mine = _fields(theirs), _fields(ours)
     tags = [str(t) for t in mine.get("tags") or []]
     kept = [
         t
@@ -36,3 +37,8 @@ def merged_card(release_card: str, held: str | None) -> str:
     if not theirs.text.strip():
         theirs.text = ours.text
     return str(theirs)
+
+
+def _fields(card: SpaceCard) -> dict[str, Any]:
+    """The card's metadata as a dict (``CardData.to_dict`` is untyped)."""
+    return dict(card.data.to_dict())  # type: ignore[no-untyped-call]
