@@ -93,3 +93,30 @@ def test_the_global_collection_gets_the_canonicals_only_when_asked_and_confirmed
     localhub.reset_counters()
     _, again = sync_collection(release.hub, release.config, release.verdicts, release.registry, include_global=True, confirm=True)
     assert not again.changed and writes(localhub) == {}
+
+
+def test_the_collection_task_refuses_a_foreign_slug_then_plans_and_adds_with_the_flags(localhub, tmp_path: Path, monkeypatch, capsys) -> None:
+    from openenv_release.cli import program
+    from releaselib.ledger.ledger import Ledger
+
+    release = make_release(localhub, tmp_path, ENVS, canonicals=())
+    slug = foreign_collections(release)["global"]
+    ledger = Ledger.load(tmp_path / "ledger.json", release.config.as_json())
+    for v in release.verdicts.values():
+        ledger.record(v.env, "verify", space=v.space_id, outcome=v.outcome, commit=v.commit, reason=v.reason)
+    for key, value in {**localhub.client_env(), "OPENENV_RELEASE_REMOTE": str(tmp_path / "no-remote")}.items():
+        monkeypatch.setenv(key, value)
+    common = ["openenv-release", "collection", "--repo", str(release.config.repo), "--ledger", str(tmp_path / "ledger.json"), "--version", "0.2.2", "--collection-slug", slug]
+
+    def run(*more: str) -> int:
+        try:
+            program.run([*common, *more])
+        except SystemExit as exc:
+            return int(exc.code or 0)
+        return 0
+
+    assert run() == 2 and f"error: --collection-slug {slug}: " in capsys.readouterr().err
+    assert run("--foreign-collection") == 0 and "planned only, pass --yes" in capsys.readouterr().out
+    assert release.api.get_collection(slug).items == []
+    assert run("--foreign-collection", "--yes") == 0
+    assert [i.item_id for i in release.api.get_collection(slug).items] == ["openenv/echo_env-0.2.2", "openenv/textarena_env-0.2.2"]
