@@ -60,6 +60,16 @@ def test_a_slug_that_is_not_the_release_collection_is_refused_and_untouched(loca
     assert writes(localhub) == {}
 
 
+def test_the_versioned_collection_of_a_namespace_not_the_tokens_is_refused(localhub, tmp_path: Path) -> None:
+    release = make_release(localhub, tmp_path, ENVS, canonicals=())
+    acme = release.api.create_collection(TITLE, namespace="acme", private=False, description="acme's")
+    localhub.reset_counters()
+    config = release.config.with_(collection_namespace="acme")
+    with pytest.raises(UsageError, match="--collection-namespace acme: not the token's own namespace \\(openenv\\)"):
+        sync_collection(release.hub, config, release.verdicts, release.registry)
+    assert writes(localhub) == {} and release.api.get_collection(acme.slug).items == []
+
+
 def test_a_foreign_collection_is_planned_then_written_only_with_confirm_and_keeps_its_settings(localhub, tmp_path: Path) -> None:
     release = make_release(localhub, tmp_path, ENVS, canonicals=())
     slug = foreign_collections(release)["global"]

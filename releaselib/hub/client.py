@@ -205,11 +205,15 @@ class Hub:
         return {"Authorization": f"Bearer {self._token}"} if self._token else {}
 
     def whoami(self) -> str:
-        """The token's user name; AuthError when there is no token or the Hub rejects it."""
+        return self.namespaces()[0]  # the token's user name
+
+    def namespaces(self) -> list[str]:
+        """The token's own namespaces: its user's name, then its orgs'. As :meth:`whoami`."""
         if not self._token:
             raise AuthError("no Hugging Face token", remedy="set HF_TOKEN or run `hf auth login`")
         with hub_call(f"token check at {self.api.endpoint}"):
-            return str(self.api.whoami()["name"])
+            info = self.api.whoami()
+        return [str(info["name"]), *(str(org["name"]) for org in info.get("orgs") or ())]
 
     def space(self, space_id: str) -> RemoteSpace | None:
         """The Space, or None when it does not exist (or is private and we can't see it)."""
@@ -245,10 +249,8 @@ class Hub:
     def download(
         self, space_id: str, revision: str, dest: Path, only: Sequence[str] | None = None
     ) -> Path:
-        """Write the Space's files at ``revision`` (a commit sha; ``only`` these) into ``dest``.
-
-        Only the Space's files land in ``dest``: the download goes through a throw-away cache.
-        """
+        """Write the Space's files at ``revision`` (a commit sha; ``only`` these) into ``dest``,
+        and nothing else: the download goes through a throw-away cache."""
         what = f"{space_id}@{revision[:12]}"
         with tempfile.TemporaryDirectory(prefix="openenv-release-download-") as cache:
             try:
@@ -390,10 +392,9 @@ class Hub:
             self.api.add_collection_item(slug, space_id, "space", note=note, exists_ok=True)
 
     def commit_count(self, space_id: str) -> int:
-        """How many commits the Space's main branch has."""
-        with hub_call(space_id):
-            return len(self.api.list_repo_commits(space_id, repo_type="space"))
+        return len(self.commit_titles(space_id))
 
     def commit_titles(self, space_id: str) -> list[str]:
-        with hub_call(space_id):  # main's commits, newest first
+        """The titles of the commits on the Space's main branch, newest first."""
+        with hub_call(space_id):
             return [c.title for c in self.api.list_repo_commits(space_id, repo_type="space")]

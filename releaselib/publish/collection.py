@@ -5,7 +5,8 @@ reused by exact title, or named with ``slug`` (an alias resolves to its canonica
 created. Its visibility follows the release and its description is re-synced. Each candidate
 whose PASS stands for its current head is added by Space id; one already there is left alone.
 
-The release owns only that collection. A ``slug`` naming any other (another title, another
+The release owns only that collection, and writes it only in the token's own namespace (its
+user's or an org's). A ``slug`` naming any other (another title, another
 owner, the global one) is a UsageError unless ``foreign``; then its items are planned, and
 added only with ``confirm``, and its own settings are never changed. The global collection
 (``OpenEnv Environment Hub``) is the same: asked for with ``include_global``, it gets the
@@ -110,6 +111,8 @@ def sync_collection(
     found = hub.collection(slug) if slug else _by_title(hub, config.collection_namespace, title)
     items = [c for _, c in passing]
     if found is None or owned(config, found):
+        if not dry_run:
+            check_namespace(hub, config.collection_namespace)
         synced = [_sync(hub, config, title, found, items, skipped, dry_run, resync=True)]
     else:
         if not foreign:
@@ -134,6 +137,17 @@ def sync_collection(
         unconfirmed = dry_run or not confirm
         synced.append(_sync(hub, config, GLOBAL_TITLE, found, canonicals, (), unconfirmed))
     return synced
+
+
+def check_namespace(hub: Hub, namespace: str) -> None:
+    """UsageError unless ``namespace`` is the token's own (its user's or one of its orgs')."""
+    own = hub.namespaces()
+    if namespace not in own:
+        raise UsageError(
+            f"--collection-namespace {namespace}: not the token's own namespace "
+            f"({', '.join(own)}); the release writes its collection only there",
+            remedy=f"pass --collection-namespace {own[0]} (or an org the token belongs to)",
+        )
 
 
 def owned(config: ReleaseConfig, found: Collection) -> bool:
