@@ -3,14 +3,16 @@ commit is stale; the watcher polls again and reboots it once before anything is 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from releaselib.hub.client import RemoteSpace
 from releaselib.hub.runtime import SpaceState, settle, watch
-from releaselib.localhub import LocalHub, Scenario, SpaceBehaviour
+from releaselib.localhub import Fault, LocalHub, Scenario, SpaceBehaviour
 from releaselib.verify.probe import Outcome
 from tests.test_verify import connect, deploy_examples, verify
 
+WAIT_FACTOR = float(os.environ.get("OPENENV_RELEASE_TEST_WAIT_FACTOR", "1"))
 STALE = Scenario(spaces=(SpaceBehaviour(repo="openenv/stale*", stale_build_error="old build failed"),))
 
 
@@ -46,3 +48,14 @@ def test_settle_hands_a_stale_state_to_recover_without_rebooting_and_watch_can_p
         last = polls[-1].states["openenv/stale_env-0.2.2"]
         assert last.stage == "RUNNING" and last.terminal and len(polls) > 3
         assert len([r for r in hub.requests() if r.path.endswith("/restart")]) == 1
+
+
+def test_a_space_still_stale_when_the_wait_ends_is_inconclusive_never_fail(tmp_path: Path) -> None:
+    """The factory reboot is refused (403), so the stale BUILD_ERROR stays: no evidence."""
+    refused = Scenario(spaces=STALE.spaces, faults=(Fault(endpoint="restart_space", status=403),))
+    with LocalHub(tmp_path / "hub", scenario=refused) as hub:
+        deploy_examples(hub, tmp_path, {"stale_env": "echo_env"})
+        result = verify(hub, "stale_env", wait=2.0 * WAIT_FACTOR, interval=0.1)["stale_env"]
+        assert result.outcome is Outcome.INCONCLUSIVE and result.state.stage == "BUILD_ERROR"
+        assert "not the deployed" in result.reason and "no evidence" in result.reason
+        assert any(r.path.endswith("/restart") and r.status == 403 for r in hub.requests())

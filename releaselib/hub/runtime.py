@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from releaselib.config import ReleaseConfig
+from releaselib.errors import HubError
 from releaselib.hub.client import Hub, RemoteSpace
 from releaselib.hub.deploy import deploy_one
 from releaselib.records import Signature, StagedSpace
@@ -174,7 +176,8 @@ def watch(
                     states[space_id] = state
                     stale_polls[space_id] = stale_polls.get(space_id, 0) + 1 if state.stale else 0
                     if not accept and stale_polls[space_id] == STALE_POLLS:
-                        hub.restart(space_id, factory=True)  # once: the count only grows
+                        with suppress(HubError):  # not rebooted: it stays stale, INCONCLUSIVE
+                            hub.restart(space_id, factory=True)  # once: the count only grows
         final = all(_done(s, accept) for s in states.values()) or clock() - start >= wait
         yield Poll(cycle, elapsed, dict(states), len(authors), final)
         if final:
