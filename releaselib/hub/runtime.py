@@ -159,6 +159,7 @@ def watch(
         by_author.setdefault(space_id.split("/", 1)[0], []).append(space_id)
     states: dict[str, SpaceState] = {}
     stale_polls: dict[str, int] = {}
+    rebooted: set[str] = set()
     cycle = 0
     while True:
         cycle += 1
@@ -175,9 +176,11 @@ def watch(
                     state = SpaceState.of(space_id, listed.get(space_id), elapsed)
                     states[space_id] = state
                     stale_polls[space_id] = stale_polls.get(space_id, 0) + 1 if state.stale else 0
-                    if not accept and stale_polls[space_id] == STALE_POLLS:
-                        with suppress(HubError):  # not rebooted: it stays stale, INCONCLUSIVE
-                            hub.restart(space_id, factory=True)  # once: the count only grows
+                    due = not accept and stale_polls[space_id] >= STALE_POLLS
+                    if due and space_id not in rebooted:  # once per Space
+                        rebooted.add(space_id)
+                        with suppress(HubError):  # not rebooted: it stays stale
+                            hub.restart(space_id, factory=True)
         final = all(_done(s, accept) for s in states.values()) or clock() - start >= wait
         yield Poll(cycle, elapsed, dict(states), len(authors), final)
         if final:
