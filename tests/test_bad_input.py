@@ -295,6 +295,19 @@ def test_one_bad_env_fails_alone(checkout: Path, tmp_path: Path, setup: Setup, f
     assert not bad.staged_dir.exists()
 
 
+LFS_POINTER = b"version https://git-lfs.github.com/spec/v1\noid sha256:" + b"0" * 64 + b"\nsize 1234\n"
+
+
+def test_an_lfs_pointer_fails_its_env_with_the_lfs_remedy(checkout: Path, tmp_path: Path) -> None:
+    write(checkout / "envs" / "a_env" / "data" / "model.bin", LFS_POINTER)
+    staged = stage_all(checkout, tmp_path)
+    assert staged["b_env"].ok
+    error = staged["a_env"].error or ""
+    assert not staged["a_env"].ok and "\n" not in error, error
+    assert "envs/a_env/data/model.bin:1: is a Git LFS pointer, not the file it points to (lfs-pointer)" in error
+    assert "run `git lfs pull` in the checkout" in error
+
+
 class RaisingFix:
     @hookimpl
     def openenv_release_fixes(self, env: str) -> list[Fix]:
