@@ -10,7 +10,6 @@ import sys
 import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from invoke.context import Context
@@ -88,21 +87,17 @@ def plugin_registry() -> PluginRegistry:
 def open_ledger(config: ReleaseConfig, given: str | None) -> Ledger:
     """``--ledger PATH``, else the release's default ledger, created if missing: every step
     records into it, so ``status`` and ``report`` work after any step."""
-    from releaselib.ledger.ledger import Ledger, default_path
+    from releaselib.ledger.ledger import Ledger, ledger_path
     from releaselib.release import release_key
-    from releaselib.space_ids import refuse_token
 
-    refuse_token("--ledger", given)
-    return Ledger.load(Path(given) if given else default_path(config), release_key(config))
+    return Ledger.load(ledger_path(config, given), release_key(config))
 
 
 def require_ledger(config: ReleaseConfig, given: str | None, *, remedy: str) -> Ledger:
     """The release's ledger; UsageError naming where it was looked for when there is none."""
-    from releaselib.ledger.ledger import default_path
-    from releaselib.space_ids import refuse_token
+    from releaselib.ledger.ledger import ledger_path
 
-    refuse_token("--ledger", given)
-    path = Path(given) if given else default_path(config)
+    path = ledger_path(config, given)
     if not path.exists():
         raise UsageError(f"no release ledger at {path}", remedy=remedy)
     return open_ledger(config, given)

@@ -35,6 +35,8 @@ from releaselib import step_tables as tables
         "json",
         table=DECIDE_HELP,
         create_missing="create a canonical Space that does not exist yet",
+        yes="also delete the files of an earlier release that the tree no longer has (the plan "
+        "names them; without --yes such a canonical is held)",
     ),
 )
 def promote(
@@ -43,6 +45,7 @@ def promote(
     env: list[str] | None = None,
     dry_run: bool = False,
     create_missing: bool = False,
+    yes: bool = False,
     repo: str | None = None,
     namespace: str | None = None,
     suffix: str | None = None,
@@ -79,6 +82,7 @@ def promote(
             envs=env or None,
             create_missing=create_missing,
             dry_run=dry_run,
+            delete=yes,
         )
         if json:
             print_json(config, "promotions", decisions)
@@ -103,7 +107,13 @@ def promote(
         space_id="add this PASSed candidate (repeatable; default: every PASSed candidate)",
         collection_slug="sync the collection with this slug (an alias resolves) instead",
         collection_namespace="namespace of the collection (default: the Spaces' namespace)",
-        **{"global": "also add the passing envs' canonical Spaces to the global collection"},
+        **{
+            "global": "also plan adding the passing envs' canonical Spaces to the global "
+            "collection (added with --yes)"
+        },
+        foreign_collection="allow --collection-slug to name a collection that is not this "
+        "release's own: its items are planned (added with --yes), its settings kept",
+        yes="do the planned writes to the global or a foreign collection",
         private="make the collection private (the default)",
         public="make the collection public",
         dry_run="print a synthetic slug and the items it would add; change nothing",
@@ -117,6 +127,8 @@ def collection(
     collection_slug: str | None = None,
     collection_namespace: str | None = None,
     global_: bool = False,
+    foreign_collection: bool = False,
+    yes: bool = False,
     private: bool = False,
     public: bool = False,
     repo: str | None = None,
@@ -154,6 +166,8 @@ def collection(
             space_ids=space_id or [],
             slug=collection_slug,
             include_global=global_,
+            foreign=foreign_collection,
+            confirm=yes,
             dry_run=dry_run,
         )
         if json:

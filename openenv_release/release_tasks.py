@@ -23,6 +23,7 @@ from openenv_release.common import (
 )
 from openenv_release.flags import helps, release_task
 from releaselib import console as out
+from releaselib.config import check_seconds
 from releaselib.errors import UsageError
 from releaselib.stage.discover import discover_envs, select_envs
 
@@ -112,7 +113,8 @@ def release(
     from dataclasses import replace
 
     from releaselib.hub.client import Hub
-    from releaselib.ledger.ledger import Ledger, default_path
+    from releaselib.ledger.ledger import Ledger
+    from releaselib.ledger.ledger import ledger_path as ledger_file
     from releaselib.ledger.status import board, runtimes_of
     from releaselib.locks import run_locks
     from releaselib.release import Release, ReleaseOptions, nothing_to_redo, release_key
@@ -123,8 +125,8 @@ def release(
         options = ReleaseOptions(
             from_step=from_,
             until_step=until,
-            timeout=timeout,
-            wait=wait,
+            timeout=check_seconds(timeout, "--timeout", 20.0),
+            wait=check_seconds(wait, "--wait", 900.0),
             create_missing=create_missing,
             commit_pins=commit_pins,
         )
@@ -141,7 +143,7 @@ def release(
         console = consoles(json)
         out.print_tuple(console, config, resolution)
         specs = select_envs(discover_envs(config.repo), env or [])
-        ledger_path = Path(ledger) if ledger else default_path(config)
+        ledger_path = ledger_file(config, ledger)
         if from_ != "stage" and not ledger_path.exists():
             raise nothing_to_redo(from_)  # before anything (staging dir, ledger) is created
         hub = Hub.connect(config.hub_endpoint)

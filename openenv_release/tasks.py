@@ -7,7 +7,6 @@ console script ``openenv-release <task>`` from anywhere.
 from __future__ import annotations
 
 import json as jsonlib
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from invoke.collection import Collection
@@ -194,7 +193,7 @@ def deploy(
     """
     from releaselib.hub.client import Hub
     from releaselib.hub.deploy import canonical_fence, check_repo_id, deploy_all, plan_all
-    from releaselib.ledger.ledger import default_path
+    from releaselib.ledger.ledger import ledger_path
     from releaselib.ledger.step_records import record_deploy, record_stage
     from releaselib.locks import run_locks
     from releaselib.stage.secret_gate import allow_flags
@@ -219,11 +218,12 @@ def deploy(
         fence = canonical_fence(config, registry)
         target = check_repo_id(repo_id, [s.name for s in specs], fence) if repo_id else None
         run = StageRun(allow_flags(allow_secret or [], config.repo))
+        ledger_file = ledger_path(config, ledger)
         ids = [target or config.space_id(s.name) for s in specs]
         with (
             run_locks(
                 config.staging_dir,
-                Path(ledger) if ledger else default_path(config),
+                ledger_file,
                 wait=not no_wait,
                 on_wait=console.print,
             ),

@@ -20,6 +20,7 @@ from openenv_release.common import (
 from openenv_release.flags import helps, release_task
 from releaselib import console as out
 from releaselib import step_tables as tables
+from releaselib.config import check_seconds
 from releaselib.errors import UsageError
 from releaselib.options import check_jobs, pick
 from releaselib.records import SPACE_ID
@@ -43,10 +44,7 @@ HELP = {
 
 def number(name: str, flag: str | None, configured: dict[str, Any], default: float) -> float:
     """A positive number from its flag, environment variable, invoke config or default."""
-    value = float(pick(name, flag, configured, default))
-    if value <= 0:
-        raise UsageError(f"--{name} {value:g} must be positive", remedy=f"try {default:g}")
-    return value
+    return check_seconds(pick(name, flag, configured, default), f"--{name}", default)
 
 
 @release_task(
@@ -100,6 +98,8 @@ def verify(
             ledger=ledger,
         )
         threads = check_jobs(pick("probe_jobs", probe_jobs, configured, PROBE_JOBS), "--probe-jobs")
+        probe_timeout = number("timeout", timeout, configured, DEFAULT_TIMEOUT)
+        build_wait = number("wait", wait, configured, 600.0)
         console = consoles(json)
         out.print_tuple(console, config, resolution)
         for given in space_id or []:
@@ -127,8 +127,8 @@ def verify(
                 ids,
                 suffix=config.suffix,
                 registry=plugin_registry(),
-                timeout=number("timeout", timeout, configured, DEFAULT_TIMEOUT),
-                wait=number("wait", wait, configured, 600.0),
+                timeout=probe_timeout,
+                wait=build_wait,
                 jobs=threads,
                 on_update=board.update,
             )

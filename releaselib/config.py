@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -16,6 +17,8 @@ DEFAULT_NAMESPACE = "openenv"
 DEFAULT_BASE_REPO = "ghcr.io/huggingface/openenv-base"
 DEFAULT_HUB_TAG = "openenv"
 OPENENV_GIT_URL = "https://github.com/huggingface/OpenEnv.git"
+#: The Hub's limit on a repo name (the part after ``owner/``).
+MAX_NAME = 96
 VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 SHA_RE = re.compile(r"^[0-9a-fA-F]{7,64}$")
 
@@ -27,10 +30,32 @@ def check_version(version: str) -> str:
     ):
         raise UsageError(
             f"--version {version!r} is not a version",
-            remedy="use something like 0.2.2 or v0.3.0 (letters, digits, '.', '-', '+'; "
+            remedy="use something like 0.2.2 or v0.3.0 (letters, digits, '.', '-'; "
             "a digit, or the branch main or master)",
         )
+    if "+" in version:
+        raise UsageError(
+            f"--version {version!r} has a local version label "
+            f"('+{version.split('+', 1)[1]}'), which no pin can name (PEP 440 allows it in "
+            "no '<' specifier) and no Space name can hold",
+            remedy=f"release the public version, e.g. --version {version.split('+', 1)[0]}",
+        )
     return version
+
+
+def check_seconds(value: object, flag: str, default: float) -> float:
+    """``value`` as a positive, finite number of seconds, else UsageError naming ``flag``
+    (``nan`` never compares, so a wait of ``nan`` would never end)."""
+    try:
+        seconds = float(str(value))
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise UsageError(
+            f"{flag} {value!r} must be a positive, finite number of seconds",
+            remedy=f"e.g. {flag} {default:g}",
+        )
+    return seconds
 
 
 def normalise_version(version: str) -> tuple[str, str | None]:
@@ -112,7 +137,15 @@ class ReleaseConfig:
         check_suffix(self.suffix)
 
     def space_id(self, env: str) -> CandidateId:
-        """``env``'s candidate Space of this release."""
+        """``env``'s candidate Space of this release; UsageError when its name would be
+        longer than the Hub allows."""
+        name = f"{env}{self.suffix}"
+        if len(name) > MAX_NAME:
+            raise UsageError(
+                f"{env}: its candidate Space name {name[:40]}... is {len(name)} characters; "
+                f"the Hub allows {MAX_NAME}",
+                remedy=f"pass a shorter --suffix (at most {MAX_NAME - len(env)} characters)",
+            )
         return CandidateId.of(self.namespace, env, self.suffix)
 
     def with_(self, **changes: Any) -> ReleaseConfig:

@@ -52,6 +52,9 @@ def print_promotions(console: Console, decisions: Sequence[Promotion], *, dry_ru
 
 
 def print_collection(console: Console, sync: CollectionSync, *, dry_run: bool) -> None:
+    if sync.planned and not dry_run:
+        console.print(f"{sync.title}: planned only, pass --yes to write it", markup=False)
+    dry_run = sync.planned
     state = "would create" if dry_run and sync.created else "created" if sync.created else "exists"
     console.print(f"[bold]{escape(sync.title)}[/] {escape(sync.slug)} ({state})")
     if sync.metadata:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import shutil
 import socket
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -147,6 +149,15 @@ CLI_CASES = [
     pytest.param(lambda r, t: write(t / "ledger.json", "{not json"), ["status", "--ledger", "{tmp}/ledger.json"], 1, ["ledger.json: not a readable release ledger", "move it aside"], id="ledger-corrupt"),
     pytest.param(lambda r, t: write(t / "ledger.json", ledger_of("acme")), ["status", "--ledger", "{tmp}/ledger.json"], 1, ["ledger.json records release (namespace='acme'", "pass --ledger PATH"], id="ledger-of-another-release"),
     pytest.param(lambda r, t: write(r / "envs" / "a_env" / "README.md", b"\xff\xfe# A\n"), ["stage"], 1, ["a_env: README.md: not UTF-8 (byte 0)", "save the file as UTF-8"], id="non-utf8-readme-fails-only-its-env"),
+    pytest.param(nothing, ["stage", "--version", "0.2.2+local"], 2, ["--version '0.2.2+local' has a local version label ('+local')", "e.g. --version 0.2.2"], id="version-with-a-local-label"),
+    pytest.param(nothing, ["deploy", "--dry-run", "--suffix", "-" + "a" * 95], 2, ["a_env: its candidate Space name", "is 101 characters; the Hub allows 96", "at most 91 characters"], id="space-id-over-96-characters"),
+    pytest.param(nothing, ["verify", "--wait", "nan"], 2, ["--wait 'nan' must be a positive, finite number of seconds", "e.g. --wait 600"], id="verify-wait-nan"),
+    pytest.param(nothing, ["verify", "--timeout", "inf"], 2, ["--timeout 'inf' must be a positive, finite number of seconds"], id="verify-timeout-inf"),
+    pytest.param(nothing, ["release", "--timeout", "nan"], 2, ["--timeout nan must be a positive, finite number of seconds", "e.g. --timeout 20"], id="release-timeout-nan"),
+    pytest.param(nothing, ["release", "--wait", "inf"], 2, ["--wait inf must be a positive, finite number of seconds"], id="release-wait-inf"),
+    pytest.param(lambda r, t: {"HF_HUB_OFFLINE": "1", "HF_TOKEN": "hf_" + "x" * 34}, ["deploy", "--env", "a_env"], 2, ["HF_HUB_OFFLINE is set", "unset HF_HUB_OFFLINE"], id="hf-hub-offline"),
+    pytest.param(nothing, ["status", "--ledger", "{repo}/ledger.json"], 2, ["--ledger {repo}/ledger.json: inside the checkout", "only pin changes the checkout", "outside envs/ and src/"], id="ledger-in-the-checkout-root"),
+    pytest.param(nothing, ["release", "--ledger", "{repo}/envs/a_env/ledger.json"], 2, ["--ledger {repo}/envs/a_env/ledger.json: inside the checkout"], id="ledger-inside-an-env-dir"),
     pytest.param(lambda r, t: entry_point_plugins(t / "plugins", claim_one=CLAIM_A_ENV, claim_two=CLAIM_A_ENV), ["stage"], 3, ["env a_env is claimed by two plugins: claim_one and claim_two", "disable one"], id="two-plugins-claim-one-env"),
     pytest.param(lambda r, t: entry_point_plugins(t / "plugins", raises=RAISES_IN_ENVS), ["stage"], 3, ["plugin raises raised in openenv_release_envs: RuntimeError: profiles unavailable", "OPENENV_RELEASE_DISABLE_PLUGINS=raises"], id="plugin-raises"),
 ]
@@ -159,7 +170,7 @@ def test_bad_input_through_the_console_script(
     env = setup(checkout, tmp_path)
     args = [a.format(repo=checkout, tmp=tmp_path) for a in args]
     result = run(checkout, tmp_path, *args, **(env if isinstance(env, dict) else {}))
-    assert_one_line(result, code, *fragments)
+    assert_one_line(result, code, *(f.format(repo=checkout) for f in fragments))
 
 
 def test_a_hub_that_refuses_connections_is_one_line_naming_the_endpoint(
@@ -284,6 +295,19 @@ def test_one_bad_env_fails_alone(checkout: Path, tmp_path: Path, setup: Setup, f
     assert not bad.staged_dir.exists()
 
 
+LFS_POINTER = b"version https://git-lfs.github.com/spec/v1\noid sha256:" + b"0" * 64 + b"\nsize 1234\n"
+
+
+def test_an_lfs_pointer_fails_its_env_with_the_lfs_remedy(checkout: Path, tmp_path: Path) -> None:
+    write(checkout / "envs" / "a_env" / "data" / "model.bin", LFS_POINTER)
+    staged = stage_all(checkout, tmp_path)
+    assert staged["b_env"].ok
+    error = staged["a_env"].error or ""
+    assert not staged["a_env"].ok and "\n" not in error, error
+    assert "envs/a_env/data/model.bin:1: is a Git LFS pointer, not the file it points to (lfs-pointer)" in error
+    assert "run `git lfs pull` in the checkout" in error
+
+
 class RaisingFix:
     @hookimpl
     def openenv_release_envs(self) -> list[EnvProfile]:
@@ -391,3 +415,35 @@ def test_release_from_a_step_on_a_fresh_staging_dir_creates_nothing(checkout: Pa
     result = run(checkout, tmp_path, "release", "--from", "verify")
     assert_one_line(result, 2, "nothing to redo: the ledger has no verify records", "run release without --from")
     assert not (tmp_path / "staging").exists()
+
+
+def test_a_trailing_slash_on_the_hub_endpoint_reaches_the_same_hub(checkout: Path, tmp_path: Path, localhub: LocalHub) -> None:
+    env = {k: v for k, v in localhub.client_env().items() if k != "HF_ENDPOINT"}
+    result = run(checkout, tmp_path, "deploy", "--env", "a_env", "--hub-endpoint", localhub.endpoint + "/", **env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert localhub.counters().commits == 1
+
+
+FULL_DISK = """
+import resource, sys
+from pathlib import Path
+from releaselib.errors import LedgerError
+from releaselib.ledger.ledger import Ledger
+
+book = Ledger.load(Path(sys.argv[1]), {"namespace": "openenv", "version": "0.2.2", "suffix": "-0.2.2"})
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))  # writes past 4 KiB fail as on a full disk
+try:
+    book.record("a_env", "stage", manifest_hash="h", notes="x" * 8192)
+except LedgerError as exc:
+    print(exc.one_line())
+"""
+
+
+def test_a_full_disk_under_the_ledger_is_one_line_naming_the_path(tmp_path: Path) -> None:
+    path = tmp_path / "full" / "ledger.json"
+    result = subprocess.run([sys.executable, "-c", FULL_DISK, str(path)], capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert f"{path}: cannot write the ledger (File too large)" in result.stdout
+    assert "then rerun" in result.stdout
+    assert json.loads(path.read_text())["envs"] == {}  # the file holds what it held before
+    assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []

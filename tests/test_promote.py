@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from huggingface_hub import CommitOperationAdd
+from huggingface_hub import CommitOperationAdd, SpaceCard
 
 from releaselib.edit.readme import runtime_url
 from releaselib.publish.promote import canonical_targets, promote
@@ -50,12 +50,14 @@ def test_only_passing_candidates_are_published_with_only_their_space_specific_pa
     for env, target in (("echo_env", "openenv/echo_env"), ("repl_env", "openenv/repl"), ("textarena_env", "openenv/sudoku"), ("textarena_env", "openenv/wordle")):
         candidate = release.candidate(env)
         published, verified = release.tree(target), release.tree(candidate)
-        assert set(published) == set(verified)  # the candidate's files, the old release's gone
-        assert {p: b for p, b in published.items() if p != "README.md"} == {p: b for p, b in verified.items() if p != "README.md"}
+        assert set(published) == set(verified) | {"old.txt"}  # the canonical's own file is kept
+        assert {p: b for p, b in published.items() if p not in ("README.md", "old.txt")} == {p: b for p, b in verified.items() if p != "README.md"}
         card = verified["README.md"].decode()
         assert card.count(candidate) >= 2 and "Runtime URL: " + runtime_url(candidate) in card
-        expected = card.replace(runtime_url(candidate), runtime_url(target)).replace(candidate, target)
-        assert published["README.md"].decode() == expected
+        expected = SpaceCard(card.replace(runtime_url(candidate), runtime_url(target)).replace(candidate, target))
+        merged = SpaceCard(published["README.md"].decode())
+        assert merged.data.to_dict() == expected.data.to_dict()  # every field the release writes
+        assert merged.text.strip() == "# 0.2.1"  # the canonical's own body
         assert release.api.space_info(target).private is False  # the canonical keeps its visibility
         assert held[target].commit == release.verdicts[env].commit
     variables = {s: release.hub.variables(s) for s in ("openenv/sudoku", "openenv/wordle")}
@@ -94,7 +96,7 @@ def test_dry_run_plans_without_writing(localhub, tmp_path: Path) -> None:
     plan = by_target(promote(release.hub, release.config, release.verdicts, release.registry, dry_run=True))
     sudoku = plan["openenv/sudoku"]
     assert sudoku.status == "planned" and sudoku.variables == ("TEXTARENA_ENV_ID",)
-    assert "Dockerfile" in sudoku.upload and sudoku.delete == ("old.txt",)
+    assert "Dockerfile" in sudoku.upload and sudoku.delete == () and sudoku.kept == ("old.txt",)
     assert writes(localhub) == {} and localhub.counters().commits == 0
 
 

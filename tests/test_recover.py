@@ -54,8 +54,6 @@ def run_recover(hub: LocalHub, root: Path, staged, **options) -> tuple[Recovery,
 
 def test_a_stale_build_error_is_rebooted_once_and_then_passes(hub: LocalHub, root: Path) -> None:
     [staged] = deploy_examples(hub, root / "a", {"stale_env": "echo_env"})
-    before = verify(hub, "stale_env")["stale_env"]
-    assert before.outcome is Outcome.FAIL and "BUILD_ERROR: base image pull failed" in before.reason
     recovery, printed = run_recover(hub, root, staged)
     assert len(recovery.actions) == 1 and recovery.actions[0].startswith("factory reboot of openenv/stale_env-0.2.2")
     assert printed == list(recovery.actions)

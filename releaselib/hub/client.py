@@ -25,6 +25,7 @@ from huggingface_hub import (
     CommitOperationDelete,
     HfApi,
     RepoFile,
+    constants,
     get_token,
     set_client_factory,
     snapshot_download,
@@ -37,7 +38,7 @@ from huggingface_hub.errors import (
 from huggingface_hub.utils._http import hf_request_event_hook
 from huggingface_hub.utils.tqdm import tqdm as hf_tqdm
 
-from releaselib.errors import AuthError, HubError, UnreachableError
+from releaselib.errors import AuthError, HubError, UnreachableError, UsageError
 from releaselib.hub.retry import RETRY_STATUSES, RetryingTransport, RetryPolicy
 
 KEEP_REMOTE = frozenset({".gitattributes"})
@@ -180,6 +181,9 @@ class Hub:
         policy: RetryPolicy | None = None,
     ) -> Hub:
         """Read the token once (``token``, else HF_TOKEN or the stored one) and install retries."""
+        if constants.HF_HUB_OFFLINE:
+            msg = "HF_HUB_OFFLINE is set: huggingface_hub reaches no Hub (the embedded one too)"
+            raise UsageError(msg, remedy="unset HF_HUB_OFFLINE for this command")
         policy = policy or RetryPolicy()
         install_retries(policy)
         token = token or get_token()
@@ -189,6 +193,7 @@ class Hub:
                 "character or a non-ASCII character, so no Hub would accept it",
                 remedy="set it again, copied exactly from https://huggingface.co/settings/tokens",
             )
+        endpoint = endpoint.rstrip("/") if endpoint else None  # as huggingface_hub does HF_ENDPOINT
         return cls(HfApi(endpoint=endpoint, token=token or False), token=token, policy=policy)
 
     @property
@@ -200,11 +205,15 @@ class Hub:
         return {"Authorization": f"Bearer {self._token}"} if self._token else {}
 
     def whoami(self) -> str:
-        """The token's user name; AuthError when there is no token or the Hub rejects it."""
+        return self.namespaces()[0]  # the token's user name
+
+    def namespaces(self) -> list[str]:
+        """The token's own namespaces: its user's name, then its orgs'. As :meth:`whoami`."""
         if not self._token:
             raise AuthError("no Hugging Face token", remedy="set HF_TOKEN or run `hf auth login`")
         with hub_call(f"token check at {self.api.endpoint}"):
-            return str(self.api.whoami()["name"])
+            info = self.api.whoami()
+        return [str(info["name"]), *(str(org["name"]) for org in info.get("orgs") or ())]
 
     def space(self, space_id: str) -> RemoteSpace | None:
         """The Space, or None when it does not exist (or is private and we can't see it)."""
@@ -237,11 +246,11 @@ class Hub:
                 if isinstance(e, RepoFile)
             }
 
-    def download(self, space_id: str, revision: str, dest: Path) -> Path:
-        """Write the Space's files at ``revision`` (a commit sha) into ``dest``; return it.
-
-        Only the Space's files land in ``dest``: the download goes through a throw-away cache.
-        """
+    def download(
+        self, space_id: str, revision: str, dest: Path, only: Sequence[str] | None = None
+    ) -> Path:
+        """Write the Space's files at ``revision`` (a commit sha; ``only`` these) into ``dest``,
+        and nothing else: the download goes through a throw-away cache."""
         what = f"{space_id}@{revision[:12]}"
         with tempfile.TemporaryDirectory(prefix="openenv-release-download-") as cache:
             try:
@@ -250,6 +259,7 @@ class Hub:
                         space_id,
                         repo_type="space",
                         revision=revision,
+                        allow_patterns=list(only) if only else None,
                         cache_dir=cache,
                         endpoint=self.api.endpoint,
                         token=self._token or False,
@@ -382,6 +392,9 @@ class Hub:
             self.api.add_collection_item(slug, space_id, "space", note=note, exists_ok=True)
 
     def commit_count(self, space_id: str) -> int:
-        """How many commits the Space's main branch has."""
+        return len(self.commit_titles(space_id))
+
+    def commit_titles(self, space_id: str) -> list[str]:
+        """The titles of the commits on the Space's main branch, newest first."""
         with hub_call(space_id):
-            return len(self.api.list_repo_commits(space_id, repo_type="space"))
+            return [c.title for c in self.api.list_repo_commits(space_id, repo_type="space")]

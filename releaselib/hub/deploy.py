@@ -10,6 +10,13 @@ Fences, by construction: every target is a ``CandidateId`` (a non-empty suffix, 
 release's ``Canonicals`` before anything is written, so deploy never writes a canonical Space.
 Visibility is set only when deploy creates the Space (private unless the release is public);
 an existing Space keeps its visibility, and a difference is reported, never changed.
+
+Ownership: an existing candidate is written only when a release of this tool made it. The
+marker is the tool's own commit title, ``Release <env> <version> (OpenEnv ref <ref>) with
+openenv-release <tool version>``: a Space whose main branch holds such a commit is ours. So is
+a private Space holding nothing but ``.gitattributes`` (created by a run that stopped before its
+first commit). Any other Space at a candidate's id is someone else's: deploy refuses that env,
+naming the Space, and writes nothing there (its files, its visibility).
 """
 
 from __future__ import annotations
@@ -169,16 +176,37 @@ def plan(hub: Hub, staged: StagedSpace, space_id: CandidateId, *, private: bool)
         return DeployPlan(
             space_id, exists=False if hub.has_token else None, add=tuple(staged.manifest), note=note
         )
-    add, change, delete = diff(staged, hub.remote_files(space_id))
+    remote = hub.remote_files(space_id)
+    refused = foreign(hub, space, remote)
+    if refused is not None:
+        return DeployPlan(space_id, True, note=f"refused: {refused}; {FOREIGN_REMEDY}")
+    add, change, delete = diff(staged, remote)
     kept = kept_visibility(space, private)
     visibility = f"{'private' if space.private else 'public'} (kept)" if kept else None
     return DeployPlan(space_id, True, add, change, delete, visibility, kept)
 
 
+FOREIGN_REMEDY = "pick another --suffix (or --repo-id), or delete that Space if it is yours to drop"
+#: What every commit deploy makes says at the end of its title: the ownership marker.
+OWN_MARK = " with openenv-release "
+
+
+def foreign(hub: Hub, space: RemoteSpace, remote: dict[str, RemoteFile]) -> str | None:
+    """Why an existing Space at a candidate id is not this tool's to write, or None when it is
+    (see the module's docstring)."""
+    if not set(remote) - KEEP_REMOTE and space.private:
+        return None
+    if any(OWN_MARK in title for title in hub.commit_titles(space.id)):
+        return None
+    return (
+        f"{space.id} exists and no commit of it was made by openenv-release, so it is not this "
+        "release's candidate (deploy writes only Spaces a release created)"
+    )
+
+
 def commit_message(config: ReleaseConfig, env: str) -> str:
     return (
-        f"Release {env} {config.version} (OpenEnv ref {config.ref}) "
-        f"with openenv-release {__version__}"
+        f"Release {env} {config.version} (OpenEnv ref {config.ref}){OWN_MARK}{__version__}"
     )
 
 
@@ -202,8 +230,12 @@ def deploy_one(
         if created:
             hub.create_space(space_id, private=config.private)
             space = hub.space(space_id)
+        remote = hub.remote_files(space_id)
+        refused = None if created or space is None else foreign(hub, space, remote)
+        if refused is not None:
+            return Deployed(staged, space_id, error=f"{staged.env}: {refused}; {FOREIGN_REMEDY}")
         note = kept_visibility(space, config.private) if space is not None else None
-        add, change, delete = diff(staged, hub.remote_files(space_id))
+        add, change, delete = diff(staged, remote)
         upload = add + change
         if not upload and not delete:
             return Deployed(

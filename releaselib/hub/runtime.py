@@ -3,19 +3,24 @@
 Each poll cycle reads one ``list_spaces(author, expand=runtime)`` per author that still has a
 Space on its way, however many Spaces are watched. RUNNING and SLEEPING are ready to probe;
 BUILD_ERROR, RUNTIME_ERROR, CONFIG_ERROR and NO_APP_FILE are failures, and so are PAUSED and
-STOPPED, which never change by themselves. :func:`recover` factory-reboots a stale BUILD_ERROR
-or a stuck APP_STARTING, recreates a Space when allowed, and names the known signature of a
-failure.
+STOPPED, which never change by themselves. A stage is evidence only for the commit the runtime
+reports: a ready or failed stage whose runtime sha is not the Space's head (what was deployed)
+is *stale* (the Hub still shows the build from before the push), so the watcher polls again
+and, if it stays stale, factory-reboots it once, as :func:`recover` does, before judging.
+:func:`recover` factory-reboots a stale BUILD_ERROR or a stuck APP_STARTING, recreates a Space
+when allowed, and names the known signature of a failure.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from releaselib.config import ReleaseConfig
+from releaselib.errors import HubError
 from releaselib.hub.client import Hub, RemoteSpace
 from releaselib.hub.deploy import deploy_one
 from releaselib.records import Signature, StagedSpace
@@ -25,6 +30,10 @@ READY = frozenset({"RUNNING", "SLEEPING"})
 FAILED = frozenset(
     {"BUILD_ERROR", "RUNTIME_ERROR", "CONFIG_ERROR", "NO_APP_FILE", "PAUSED", "STOPPED"}
 )
+#: Stages whose runtime sha must be the head to count: the ones a verdict is drawn from.
+JUDGED = READY | {"BUILD_ERROR", "RUNTIME_ERROR"}
+#: Polls in a row a Space may look stale before the watcher factory-reboots it (once).
+STALE_POLLS = 3
 NOT_FOUND = "not found on the Hub (or private and the token cannot see it)"
 TAIL_LINES = 12
 
@@ -57,6 +66,7 @@ class SpaceState:
     domains: tuple[Domain, ...] = ()
     hardware: str | None = None
     seen_at: float = 0.0
+    head: str | None = None  # the Space's head commit: what was deployed
 
     @classmethod
     def of(cls, space_id: str, remote: RemoteSpace | None, seen_at: float) -> SpaceState:
@@ -76,6 +86,7 @@ class SpaceState:
             domains,
             _hardware(runtime.get("hardware")),
             seen_at,
+            remote.sha,
         )
 
     @property
@@ -87,8 +98,14 @@ class SpaceState:
         return self.stage is None or self.stage in FAILED
 
     @property
+    def stale(self) -> bool:
+        """A ready or failed stage the runtime reports for another commit than the head."""
+        return self.stage in JUDGED and None not in (self.sha, self.head) and self.sha != self.head
+
+    @property
     def terminal(self) -> bool:
-        return self.ready or self.failed
+        """Ready or failed, for the head commit: a stage a verdict may be drawn from."""
+        return (self.ready or self.failed) and not self.stale
 
     def error_tail(self, lines: int = TAIL_LINES) -> str:
         """The last ``lines`` lines of the errorMessage."""
@@ -135,45 +152,60 @@ def watch(
     interval: float = 2.0,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
+    on_stale: Literal["reboot", "accept"] = "reboot",
 ) -> Iterator[Poll]:
     """Poll until every Space is terminal or ``wait`` seconds have passed; yield each cycle.
 
-    A Space's state stops changing once it is terminal (it is the caller's to act on).
+    A Space's state stops changing once it is terminal (it is the caller's to act on). A stale
+    one is polled again; after :data:`STALE_POLLS` stale polls in a row it is factory-rebooted
+    once; still stale when ``wait`` ends, it is not terminal. With ``on_stale="accept"`` a
+    stale Space is final as it is (the caller triages it, as :func:`recover` does).
     """
+    accept = on_stale == "accept"
     start = clock()
     by_author: dict[str, list[str]] = {}
     for space_id in dict.fromkeys(space_ids):
         by_author.setdefault(space_id.split("/", 1)[0], []).append(space_id)
     states: dict[str, SpaceState] = {}
+    stale_polls: dict[str, int] = {}
+    rebooted: set[str] = set()
     cycle = 0
     while True:
         cycle += 1
         elapsed = clock() - start
         authors = [
-            a for a, ids in by_author.items() if any(not _done(states.get(i)) for i in ids)
+            a for a, ids in by_author.items() if any(not _done(states.get(i), accept) for i in ids)
         ]
         for author in authors:
             ids = by_author[author]
             search = common_suffix(i.split("/", 1)[1] for i in ids)
             listed = {s.id: s for s in hub.list_spaces(author, search=search)}
             for space_id in ids:
-                if not _done(states.get(space_id)):
-                    states[space_id] = SpaceState.of(space_id, listed.get(space_id), elapsed)
-        final = all(s.terminal for s in states.values()) or clock() - start >= wait
+                if not _done(states.get(space_id), accept):
+                    state = SpaceState.of(space_id, listed.get(space_id), elapsed)
+                    states[space_id] = state
+                    stale_polls[space_id] = stale_polls.get(space_id, 0) + 1 if state.stale else 0
+                    due = not accept and stale_polls[space_id] >= STALE_POLLS
+                    if due and space_id not in rebooted:  # once per Space
+                        rebooted.add(space_id)
+                        with suppress(HubError):  # not rebooted: it stays stale
+                            hub.restart(space_id, factory=True)
+        final = all(_done(s, accept) for s in states.values()) or clock() - start >= wait
         yield Poll(cycle, elapsed, dict(states), len(authors), final)
         if final:
             return
         sleep(max(0.0, min(interval, wait - (clock() - start))))
 
 
-def _done(state: SpaceState | None) -> bool:
-    return state is not None and state.terminal
+def _done(state: SpaceState | None, accept_stale: bool) -> bool:
+    return state is not None and (state.terminal or (accept_stale and state.stale))
 
 
 def settle(hub: Hub, space_id: str, *, wait: float, interval: float = 2.0) -> SpaceState:
-    """The Space's state once terminal, or its stage when ``wait`` seconds have passed."""
+    """The Space's state once terminal or stale (for :func:`recover` to triage), or its stage
+    when ``wait`` seconds have passed."""
     last = None
-    for poll in watch(hub, [space_id], wait=wait, interval=interval):
+    for poll in watch(hub, [space_id], wait=wait, interval=interval, on_stale="accept"):
         last = poll
     assert last is not None
     return last.states[space_id]

@@ -89,6 +89,32 @@ def default_path(config: ReleaseConfig) -> Path:
     return config.staging_dir / f"ledger-{config.namespace}-{tail}.json"
 
 
+def ledger_path(config: ReleaseConfig, given: str | None) -> Path:
+    """``--ledger PATH``, else :func:`default_path`. A given ledger is fenced as
+    ``--staging-dir`` is: the ledger and its lock never go into the checkout's root, ``envs/``,
+    ``src/`` or an env dir (resolved, so a symlink does not hide it); a folder of its own in
+    the checkout (``hf-staging/``) or anywhere outside it is fine."""
+    from releaselib.errors import UsageError
+    from releaselib.space_ids import refuse_token
+    from releaselib.stage.discover import is_openenv_checkout
+
+    if not given:
+        return default_path(config)
+    refuse_token("--ledger", given)
+    path = Path(given).expanduser()
+    repo = config.repo.resolve()
+    folder = path.parent.resolve()
+    if is_openenv_checkout(repo) and (
+        folder == repo or any(folder.is_relative_to(repo / part) for part in ("envs", "src"))
+    ):
+        raise UsageError(
+            f"--ledger {path}: inside the checkout {repo} (a release never writes its ledger "
+            "or lock there; only pin changes the checkout)",
+            remedy="pass a path outside envs/ and src/, e.g. --ledger ./hf-staging/ledger.json",
+        )
+    return path
+
+
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -277,7 +303,15 @@ def _with_history(
 
 def _write(path: Path, data: dict[str, Any]) -> None:
     text = json.dumps(data, indent=1, sort_keys=True) + "\n"
-    write_atomic(path, text.encode("utf-8"))
+    try:
+        write_atomic(path, text.encode("utf-8"))
+    except OSError as exc:  # a full disk, a quota, a read-only mount: the old file stands
+        raise LedgerError(
+            f"{path}: cannot write the ledger ({exc.strerror or exc}); it holds what it held "
+            "before this record",
+            remedy=f"free space on the disk of {path.parent} (or pass --ledger elsewhere), "
+            "then rerun: the run resumes from the ledger",
+        ) from None
 
 
 def recorded_release(path: Path) -> dict[str, Any]:

@@ -225,6 +225,10 @@ class SpaceRuntimes:
             None if space.stale_cleared else behaviour.stale_build_error
         )
         if failure:
+            if failure != behaviour.build_error:  # stale: the Hub names the build before the push
+                with self._lock:
+                    if space.generation == generation:
+                        space.sha = head.parent or "0" * 40  # no earlier commit: none we know
             self._set(space, generation, "BUILD_ERROR", failure)
             return
         run_dir = self._workdir / space.repo_id
@@ -268,8 +272,11 @@ class SpaceRuntimes:
         self._set(space, generation, "RUNTIME_ERROR", message)
 
     def _wait(self, space: _Space, generation: int, seconds: float) -> bool:
-        """Sleep ``seconds``; False if the Space moved on to a newer generation meanwhile."""
-        time.sleep(seconds)
+        """Sleep ``seconds``; False as soon as the Space moves on to a newer generation (a new
+        commit, or the Hub shutting down), so a slow build never holds up a stop."""
+        deadline = time.monotonic() + seconds
+        while space.generation == generation and (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(left, _POLL))
         return space.generation == generation
 
     def _set(

@@ -4,8 +4,13 @@ The collection titled ``OpenEnv Environment Hub <version>`` in the collection na
 reused by exact title, or named with ``slug`` (an alias resolves to its canonical slug), else
 created. Its visibility follows the release and its description is re-synced. Each candidate
 whose PASS stands for its current head is added by Space id; one already there is left alone.
-The global collection (``OpenEnv Environment Hub``) is touched only when asked for: it gets
-the canonical Spaces of the passing envs, and its own settings are never changed.
+
+The release owns only that collection, and writes it only in the token's own namespace (its
+user's or an org's). A ``slug`` naming any other (another title, another
+owner, the global one) is a UsageError unless ``foreign``; then its items are planned, and
+added only with ``confirm``, and its own settings are never changed. The global collection
+(``OpenEnv Environment Hub``) is the same: asked for with ``include_global``, it gets the
+canonical Spaces of the passing envs only with ``confirm``, its settings untouched.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 from huggingface_hub import Collection
 
 from releaselib.config import ReleaseConfig
+from releaselib.errors import UsageError
 from releaselib.hub.client import Hub
 from releaselib.plugins import PluginRegistry
 from releaselib.publish.promote import canonical_targets
@@ -46,6 +52,7 @@ class CollectionSync:
     added: tuple[str, ...] = ()
     present: tuple[str, ...] = ()
     skipped: tuple[tuple[str, str], ...] = ()  # (env or Space id, why it is not added)
+    planned: bool = False  # nothing written: a dry run, or a write to a foreign one unconfirmed
 
     @property
     def changed(self) -> bool:
@@ -60,6 +67,7 @@ class CollectionSync:
             "added": list(self.added),
             "present": list(self.present),
             "skipped": [{"item": item, "reason": why} for item, why in self.skipped],
+            "planned": self.planned,
         }
 
 
@@ -92,15 +100,31 @@ def sync_collection(
     space_ids: Sequence[str] = (),
     slug: str | None = None,
     include_global: bool = False,
+    foreign: bool = False,
+    confirm: bool = False,
     dry_run: bool = False,
 ) -> list[CollectionSync]:
-    """Sync the versioned collection (and the global one with ``include_global``)."""
+    """Sync the versioned collection (and the global one with ``include_global``); see the
+    module's docstring for what ``foreign`` and ``confirm`` allow."""
     passing, skipped = passing_candidates(hub, verdicts, space_ids)
     title = versioned_title(config.version)
     found = hub.collection(slug) if slug else _by_title(hub, config.collection_namespace, title)
-    synced = [
-        _sync(hub, config, title, found, [c for _, c in passing], skipped, dry_run, resync=True)
-    ]
+    items = [c for _, c in passing]
+    if found is None or owned(config, found):
+        if not dry_run:
+            check_namespace(hub, config.collection_namespace)
+        synced = [_sync(hub, config, title, found, items, skipped, dry_run, resync=True)]
+    else:
+        if not foreign:
+            raise UsageError(
+                f"--collection-slug {slug}: {found.slug} ({found.title!r}) is not this release's "
+                f"collection ({title!r} of {config.collection_namespace}), and the release "
+                "writes only its own",
+                remedy="leave --collection-slug out, or pass --foreign-collection to plan adding "
+                "the candidates there (and --yes to add them)",
+            )
+        unconfirmed = dry_run or not confirm
+        synced = [_sync(hub, config, found.title, found, items, skipped, unconfirmed)]
     if include_global:
         listing = {s.id for s in hub.list_spaces(config.namespace)}
         canonicals = [
@@ -110,8 +134,27 @@ def sync_collection(
             if t.exists
         ]
         found = _by_title(hub, config.collection_namespace, GLOBAL_TITLE)
-        synced.append(_sync(hub, config, GLOBAL_TITLE, found, canonicals, (), dry_run))
+        unconfirmed = dry_run or not confirm
+        synced.append(_sync(hub, config, GLOBAL_TITLE, found, canonicals, (), unconfirmed))
     return synced
+
+
+def check_namespace(hub: Hub, namespace: str) -> None:
+    """UsageError unless ``namespace`` is the token's own (its user's or one of its orgs')."""
+    own = hub.namespaces()
+    if namespace not in own:
+        raise UsageError(
+            f"--collection-namespace {namespace}: not the token's own namespace "
+            f"({', '.join(own)}); the release writes its collection only there",
+            remedy=f"pass --collection-namespace {own[0]} (or an org the token belongs to)",
+        )
+
+
+def owned(config: ReleaseConfig, found: Collection) -> bool:
+    """True for the release's own collection: the versioned title, in the collection
+    namespace (the slug is ``<owner>/<title words>-<id>``)."""
+    owner = found.slug.partition("/")[0]
+    return owner == config.collection_namespace and found.title == versioned_title(config.version)
 
 
 def _by_title(hub: Hub, namespace: str, title: str) -> Collection | None:
@@ -159,4 +202,6 @@ def _sync(
         for space_id in added:
             hub.add_to_collection(slug, space_id)
     kept = tuple(i for i in items if i in present)
-    return CollectionSync(title, slug, found is None, metadata, added, kept, tuple(skipped))
+    return CollectionSync(
+        title, slug, found is None, metadata, added, kept, tuple(skipped), planned=dry_run
+    )

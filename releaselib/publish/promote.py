@@ -12,6 +12,12 @@ release builds for the candidate must be what the candidate holds, so nothing bu
 id changes), and the tree goes into the target through deploy's diff and the duplicate-free
 commit: a target that already holds it gets no commit. Per-target variables are set only where
 they differ. The target keeps its own visibility.
+
+A canonical is replaced only where the release owns it: the staged files, and the card
+fields the release writes (merged into the canonical's own card, :mod:`canonical_card`). A
+file the release never wrote (outside the staged tree's folders, such as
+``assets/leaderboard.png``) is kept. A file inside them that the tree no longer has is deleted
+only with ``delete`` (``--yes``); until then the plan names it and the target is held.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from releaselib.errors import AuthError, PromoteError, ReleaseError
 from releaselib.hub.client import Hub
 from releaselib.hub.deploy import diff
 from releaselib.plugins import PluginRegistry
+from releaselib.publish.canonical_card import merged_card
 from releaselib.publish.pin_files import tool_written_pins
 from releaselib.records import StagedSpace, Verdict
 from releaselib.space_ids import CanonicalId
@@ -66,6 +73,7 @@ class Promotion:
     pushed: str | None = None  # the commit made in the target
     upload: tuple[str, ...] = ()
     delete: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()  # the canonical's own files, which the release never wrote
     variables: tuple[str, ...] = ()  # keys set (or to set)
     create: bool = False  # the target does not exist (created, or held for --create-missing)
 
@@ -85,6 +93,7 @@ class Promotion:
             "pushed": self.pushed,
             "upload": list(self.upload),
             "delete": list(self.delete),
+            "kept": list(self.kept),
             "variables": list(self.variables),
             "create": self.create,
         }
@@ -98,6 +107,7 @@ class _Run:
     config: ReleaseConfig
     create_missing: bool
     dry_run: bool
+    delete: bool
     scratch: Path
     listing: Collection[str]
 
@@ -123,12 +133,14 @@ def promote(
     envs: list[str] | None = None,
     create_missing: bool = False,
     dry_run: bool = False,
+    delete: bool = False,
 ) -> list[Promotion]:
     """Promote every selected env whose candidate PASSed at its current head; one record per
-    canonical target, in env order. A failing env never stops the others."""
+    canonical target, in env order. A failing env never stops the others. ``delete``: remove
+    the release's files a canonical holds and the tree no longer has (else it is held)."""
     listing = frozenset(s.id for s in hub.list_spaces(config.namespace))
     with tempfile.TemporaryDirectory(prefix="openenv-release-promote-") as scratch:
-        run = _Run(hub, config, create_missing, dry_run, Path(scratch), listing)
+        run = _Run(hub, config, create_missing, dry_run, delete, Path(scratch), listing)
         return [
             promotion
             for env, verdict in select(verdicts, envs).items()
@@ -206,15 +218,18 @@ def _publish(
         reason = f"{target.space_id} does not exist; pass --create-missing to create it"
         return replace(base, status="held", reason=reason, create=True)  # held: it is missing
     try:
-        staged = _target_tree(run, env, tree, target.space_id)
         remote = run.hub.remote_files(target.space_id) if target.exists else {}
-        add, change, delete = diff(staged, remote)
+        staged = _target_tree(run, env, tree, target.space_id, _held_card(run, target, remote))
+        add, change, gone = diff(staged, remote)
+        owned = {path.split("/")[0] for path in staged.manifest if "/" in path}
+        delete = tuple(p for p in gone if p.split("/")[0] in owned)
         held = run.hub.variables(target.space_id) if target.exists else {}
         wanted = {k: v for k, v in target.variables if held.get(k) != v}
         plan = replace(
             base,
             upload=add + change,
             delete=delete,
+            kept=tuple(p for p in gone if p not in delete),
             variables=tuple(wanted),
             create=not target.exists,
         )
@@ -222,6 +237,13 @@ def _publish(
             return replace(plan, status="current")
         if run.dry_run:
             return replace(plan, status="planned")
+        if plan.delete and not run.delete:
+            reason = (
+                f"would delete {len(delete)} file(s) of an earlier release the tree no longer "
+                f"has ({', '.join(delete[:3])}{', ...' if len(delete) > 3 else ''}): "
+                "pass --yes to delete them"
+            )
+            return replace(plan, status="held", reason=reason)
         if plan.create:
             run.hub.create_space(target.space_id, private=run.config.private)
         for key, value in wanted.items():  # before the commit, so its build sees them
@@ -243,11 +265,24 @@ def _publish(
     return replace(plan, status="promoted", pushed=pushed)
 
 
-def _target_tree(run: _Run, env: str, tree: Path, space_id: str) -> StagedSpace:
-    """A copy of the candidate's tree with the card rebuilt for ``space_id``, and its manifest."""
+def _held_card(run: _Run, target: Target, remote: Mapping[str, object]) -> str | None:
+    """The target's README as it is now (None when it has none)."""
+    if "README.md" not in remote:
+        return None
+    dest = run.scratch / "held" / target.space_id.replace("/", "__")
+    run.hub.download(target.space_id, "main", dest, only=["README.md"])
+    return (dest / "README.md").read_bytes().decode("utf-8", "replace")
+
+
+def _target_tree(
+    run: _Run, env: str, tree: Path, space_id: str, held: str | None
+) -> StagedSpace:
+    """A copy of the candidate's tree with the card rebuilt for ``space_id`` and merged into
+    the target's own card ``held``, and its manifest."""
     dest = run.scratch / env / space_id.replace("/", "__")
     shutil.copytree(tree, dest)
-    (dest / "README.md").write_bytes(space_card(run.config, env, tree, space_id).encode("utf-8"))
+    card = merged_card(space_card(run.config, env, tree, space_id), held)
+    (dest / "README.md").write_bytes(card.encode("utf-8"))
     return StagedSpace(env, space_id, dest, ok=True, manifest=build_manifest(dest))
 
 

@@ -29,8 +29,10 @@ def promote_step(
     envs: list[str] | None = None,
     create_missing: bool = False,
     dry_run: bool = False,
+    delete: bool = False,
 ) -> list[Promotion]:
-    """Promote the PASSed candidates of ``envs`` (default: every env with a verdict)."""
+    """Promote the PASSed candidates of ``envs`` (default: every env with a verdict);
+    ``delete``: see :func:`~releaselib.publish.promote.promote`."""
     verdicts = from_ledger(ledger)
     decisions = promote(
         hub,
@@ -40,6 +42,7 @@ def promote_step(
         envs=envs,
         create_missing=create_missing,
         dry_run=dry_run,
+        delete=delete,
     )
     if not dry_run:
         chosen = envs or list(verdicts)
@@ -57,10 +60,14 @@ def collection_step(
     space_ids: Sequence[str] = (),
     slug: str | None = None,
     include_global: bool = False,
+    foreign: bool = False,
+    confirm: bool = False,
     dry_run: bool = False,
 ) -> list[CollectionSync]:
     """Sync the versioned collection with the PASSed candidates of ``envs`` (default: all, or
-    those of ``space_ids``); the first result is the versioned collection."""
+    those of ``space_ids``); the first result is the versioned collection. ``foreign`` and
+    ``confirm``: see :func:`~releaselib.publish.collection.sync_collection`; a collection only
+    planned (a dry run, an unconfirmed foreign write) is not recorded."""
     verdicts = {
         env: v
         for env, v in from_ledger(ledger).items()
@@ -74,9 +81,11 @@ def collection_step(
         space_ids=space_ids,
         slug=slug,
         include_global=include_global,
+        foreign=foreign,
+        confirm=confirm,
         dry_run=dry_run,
     )
-    if not dry_run:
+    if not synced[0].planned:
         step_records.record_collection(ledger, synced[0], verdicts)
     return synced
 

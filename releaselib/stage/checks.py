@@ -27,6 +27,8 @@ from releaselib.stage import git_needs
 
 DOCKERFILE = "Dockerfile"
 README = "README.md"
+#: How a Git LFS pointer file starts (the spec caps a pointer at 1024 bytes).
+LFS_POINTER = b"version https://git-lfs.github.com/spec/v1\n"
 
 
 @hookimpl
@@ -52,6 +54,7 @@ def openenv_release_checks() -> tuple[Check, ...]:
             check_from,
         ),
         Check("readme-metadata", "the README metadata is what the Hub accepts", check_readme),
+        Check("lfs-pointer", "no staged file is a Git LFS pointer", check_lfs_pointers),
     )
 
 
@@ -193,6 +196,20 @@ def check_copies(stage_dir: Path) -> Iterator[Finding]:
                         "add the file to the env (or a plugin fix that stages it), "
                         "or drop it from the COPY",
                     )
+
+
+def check_lfs_pointers(stage_dir: Path) -> Iterator[Finding]:
+    """A file that is still its LFS pointer (``git lfs pull`` never ran) would be staged as the
+    pointer's three lines instead of the content the build or the env reads."""
+    for path in sorted(p for p in stage_dir.rglob("*") if p.is_file() and not p.is_symlink()):
+        if path.stat().st_size <= 1024 and path.read_bytes().startswith(LFS_POINTER):
+            yield Finding(
+                "lfs-pointer",
+                path.relative_to(stage_dir).as_posix(),
+                1,
+                "is a Git LFS pointer, not the file it points to",
+                "run `git lfs pull` in the checkout (install git-lfs first), then stage again",
+            )
 
 
 def check_cmd_form(stage_dir: Path) -> Iterator[Finding]:

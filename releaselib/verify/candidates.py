@@ -168,6 +168,12 @@ def rehearsed(result: VerifyResult, needs: Sequence[str], builder: str) -> Verif
 
 def _still_waiting(plan: ProbePlan, state: SpaceState, wait: float) -> VerifyResult:
     reason = f"still {state.stage} after our wait of {wait:g} s; verify again with a longer --wait"
+    if state.stale:
+        reason = (
+            f"{state.stage} is for commit {str(state.sha)[:12]}, not the deployed "
+            f"{str(state.head)[:12]}, after a factory reboot and our wait of {wait:g} s: no "
+            "evidence; verify again with a longer --wait, or run recover"
+        )
     return VerifyResult(
         plan.env,
         state.space_id,
