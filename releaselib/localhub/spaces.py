@@ -128,11 +128,11 @@ class SpaceRuntimes:
 
     def build_log(self, repo: Repo) -> tuple[str, float]:
         """The log of the Space's latest build and when it was last written ("" before any)."""
-        path = self._workdir / repo.id / "build.log"
-        try:
-            return path.read_text(errors="replace"), path.stat().st_mtime
-        except FileNotFoundError:
-            return "", 0.0
+        return _read_logs(self._workdir / repo.id, ("build.log",))
+
+    def run_log(self, repo: Repo) -> tuple[str, float]:
+        """What the Space's latest run wrote (stdout, then stderr) and when ("" before any)."""
+        return _read_logs(self._workdir / repo.id, ("stdout.log", "stderr.log"))
 
     # SpaceGate, for the domains
     def visible(self, repo_id: str, authorization: str | None) -> bool:
@@ -303,6 +303,20 @@ class SpaceRuntimes:
             await asyncio.to_thread(late.stop)
         for domain in space.domains:
             await domain.stop()
+
+
+def _read_logs(run_dir: Path, names: tuple[str, ...]) -> tuple[str, float]:
+    """The text of the logs ``names`` in ``run_dir`` joined, and when the last was written."""
+    texts, written = [], 0.0
+    for name in names:
+        path = run_dir / name
+        try:
+            text, mtime = path.read_text(errors="replace"), path.stat().st_mtime
+        except FileNotFoundError:
+            continue
+        texts.append(text if not text or text.endswith("\n") else text + "\n")
+        written = max(written, mtime)
+    return "".join(texts), written
 
 
 def _drop_other_envs(run_dir: Path, *, keep: Path) -> None:
