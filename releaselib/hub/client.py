@@ -38,7 +38,7 @@ from huggingface_hub.utils._http import hf_request_event_hook
 from huggingface_hub.utils.tqdm import tqdm as hf_tqdm
 
 from releaselib.errors import AuthError, HubError, UnreachableError
-from releaselib.hub.retry import RETRY_STATUSES, RetryingTransport, RetryPolicy
+from releaselib.hub.retry import RETRY_STATUSES, HubUnreachable, RetryingTransport, RetryPolicy
 
 KEEP_REMOTE = frozenset({".gitattributes"})
 #: What a huggingface_hub call raises when the Hub refuses, fails or answers nonsense.
@@ -134,10 +134,11 @@ def hub_error(what: str, exc: Exception) -> HubError:
         )
     if isinstance(exc, httpx2.TransportError):
         at = f" at {endpoint}" if (endpoint := endpoint_of(exc)) else ""
+        cause = exc.cause if isinstance(exc, HubUnreachable) else exc
         silent = (httpx2.ConnectError, httpx2.TimeoutException)
-        kind = UnreachableError if isinstance(exc, silent) else HubError
+        kind = UnreachableError if isinstance(cause, silent) else HubError
         return kind(
-            f"{what}: cannot reach the Hub{at} ({type(exc).__name__})",
+            f"{what}: cannot reach the Hub{at} ({type(cause).__name__})",
             remedy="check --hub-endpoint or HF_ENDPOINT, and the network",
         )
     if isinstance(exc, json.JSONDecodeError):
