@@ -281,6 +281,7 @@ def print_collection(console: Console, sync: CollectionSync, *, dry_run: bool) -
         "ledger",
         "hub_endpoint",
         "json",
+        "allow_embedded_hub",
         table=HELP,
         commit="commit the changed pyprojects in one git commit on the current branch",
     ),
@@ -297,6 +298,7 @@ def pin(
     ledger: str | None = None,
     hub_endpoint: str | None = None,
     json: bool = False,
+    allow_embedded_hub: bool = False,
 ) -> None:
     """Pin FAILed envs below the release in the checkout; lift old pins of passing ones.
 
@@ -317,7 +319,13 @@ def pin(
             hub_endpoint=hub_endpoint,
         )
         config, console, book, verdicts = setup(c, options, ledger, json)
-        decisions = pin_envs(Hub.connect(config.hub_endpoint), config, verdicts, envs=env or None)
+        decisions = pin_envs(
+            Hub.connect(config.hub_endpoint),
+            config,
+            verdicts,
+            envs=env or None,
+            embedded_ok=allow_embedded_hub,
+        )
         for d in decisions:
             data = {k: v for k, v in d.as_json().items() if k != "env"}
             book.record(

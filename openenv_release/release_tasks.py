@@ -80,6 +80,7 @@ def tuple_for(
         "json",
         "no_wait",
         "allow_secret",
+        "allow_embedded_hub",
     ),
 )
 def release(
@@ -102,6 +103,7 @@ def release(
     json: bool = False,
     no_wait: bool = False,
     allow_secret: list[str] | None = None,
+    allow_embedded_hub: bool = False,
 ) -> None:
     """The whole release, resumable: stage, deploy, verify, promote, collection, pin, report.
 
@@ -125,6 +127,7 @@ def release(
             wait=wait,
             create_missing=create_missing,
             commit_pins=commit_pins,
+            allow_embedded_hub=allow_embedded_hub,
         )
         config, resolution = tuple_for(
             c,

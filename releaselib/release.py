@@ -55,6 +55,8 @@ class ReleaseOptions:
     #: The embedded Hub's builder when this release is a rehearsal (``rehearse``), else None:
     #: a rehearsal cannot give an env the secrets, hardware or services its plugin declares.
     rehearsal: str | None = None
+    #: pin may write the checkout on the embedded Hub's verdicts (``--allow-embedded-hub``)
+    allow_embedded_hub: bool = False
 
     def __post_init__(self) -> None:
         for flag, step in (("--from", self.from_step), ("--until", self.until_step)):
@@ -77,7 +79,7 @@ class ReleaseOptions:
                 out += [f"--{name}", f"{getattr(self, name):g}"]
         return out + [
             f"--{name.replace('_', '-')}"
-            for name in ("create_missing", "commit_pins")
+            for name in ("create_missing", "commit_pins", "allow_embedded_hub")
             if getattr(self, name)
         ]
 
@@ -303,7 +305,10 @@ class Release:
         todo = self.after_verdict(envs, "pin")
         if not todo:
             return
-        decisions = pin_envs(self.hub, self.config, from_ledger(self.ledger), envs=todo)
+        embedded_ok = self.options.rehearsal is not None or self.options.allow_embedded_hub
+        decisions = pin_envs(
+            self.hub, self.config, from_ledger(self.ledger), envs=todo, embedded_ok=embedded_ok
+        )
         for d in decisions:
             data = {k: v for k, v in d.as_json().items() if k != "env"}
             self.ledger.record(

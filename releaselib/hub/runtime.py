@@ -10,6 +10,7 @@ failure.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ FAILED = frozenset(
 )
 NOT_FOUND = "not found on the Hub (or private and the token cannot see it)"
 TAIL_LINES = 12
+#: A Python package missing at run time: no evidence from a runtime that installed nothing.
+NOT_INSTALLED = re.compile(r"\b(ModuleNotFoundError|ImportError)\b|No module named ")
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,9 @@ class SpaceState:
     domains: tuple[Domain, ...] = ()
     hardware: str | None = None
     seen_at: float = 0.0
+    #: the embedded Hub's builder that stood in for the Space's build (its runtime's
+    #: ``localhubBuilder``); None on a real Hub
+    builder: str | None = None
 
     @classmethod
     def of(cls, space_id: str, remote: RemoteSpace | None, seen_at: float) -> SpaceState:
@@ -67,6 +73,7 @@ class SpaceState:
             domains,
             _hardware(runtime.get("hardware")),
             seen_at,
+            str(runtime.get("localhubBuilder") or "") or None,
         )
 
     @property
@@ -80,6 +87,12 @@ class SpaceState:
     @property
     def terminal(self) -> bool:
         return self.ready or self.failed
+
+    @property
+    def uninstalled(self) -> bool:
+        """A failure for a missing package under the embedded Hub's ``host`` builder, which
+        installs nothing: our stand-in's doing, not the Space's evidence."""
+        return self.builder == "host" and bool(NOT_INSTALLED.search(self.error or ""))
 
     def error_tail(self, lines: int = TAIL_LINES) -> str:
         """The last ``lines`` lines of the errorMessage."""

@@ -41,12 +41,15 @@ def serve(
     scenario: Path | None = None,
     print_env: bool = False,
     out: TextIO = sys.stdout,
-    builder: str = "host",
+    builder: str = "venv",
     openenv: Path | None = None,
     build_timeout: float = BUILD_TIMEOUT,
     build_jobs: int = BUILD_JOBS,
 ) -> None:
-    """Serve until SIGINT or SIGTERM, then stop every Space process. Call from the main thread."""
+    """Serve until SIGINT or SIGTERM, then stop every Space process. Call from the main thread.
+
+    ``builder`` defaults to ``venv``: a Hub serving a real checkout must install what its Spaces
+    declare (under ``host`` nothing is, and a missing package is no verdict)."""
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopped.set())
@@ -70,7 +73,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0, help="Hub API port (default: a free one)")
     parser.add_argument("--state-dir", type=Path, help="keep repos here (default: a temp folder)")
     parser.add_argument("--scenario", type=Path, help="YAML/JSON scenario of faults")
-    parser.add_argument("--builder", choices=BUILDERS, default="host", help="RUN stand-in")
+    parser.add_argument(
+        "--builder",
+        choices=BUILDERS,
+        default="venv",
+        help="RUN stand-in (default venv: installs what the Space declares; host installs "
+        "nothing, for the bundled examples/ only)",
+    )
     parser.add_argument("--openenv", type=Path, help="OpenEnv checkout the venv builder installs")
     parser.add_argument("--build-timeout", type=float, default=BUILD_TIMEOUT, help="seconds")
     parser.add_argument("--build-jobs", type=int, default=BUILD_JOBS, help="builds at once")

@@ -80,12 +80,14 @@ class SpaceRuntimes:
         """The ``runtime`` dict of ``space_info``/``get_space_runtime``."""
         space = self._spaces.get(repo.id)
         if space is None:
-            return _runtime_dict("NO_APP_FILE", None, None, [])
+            return _runtime_dict("NO_APP_FILE", None, None, [], self._builder.name)
         with self._lock:
             process = space.process
             if space.stage == "RUNNING" and process and process.exit_code() is not None:
                 space.stage, space.error = "RUNTIME_ERROR", _crash_message(process)
-            return _runtime_dict(space.stage, space.sha, space.error, space.domains)
+            return _runtime_dict(
+                space.stage, space.sha, space.error, space.domains, self._builder.name
+            )
 
     async def deploy(self, repo: Repo) -> None:
         """Build and start the head commit, unless the Space is paused."""
@@ -336,8 +338,10 @@ def _crash_message(process: Running) -> str:
 
 
 def _runtime_dict(
-    stage: str, sha: str | None, error: str | None, domains: list[SpaceDomain]
+    stage: str, sha: str | None, error: str | None, domains: list[SpaceDomain], builder: str
 ) -> dict[str, Any]:
+    """The Hub's runtime dict, plus ``localhubBuilder`` (no real Hub sends it): the builder that
+    stood in for the Space's build, so verify knows when nothing was installed."""
     running = stage in ("RUNNING", "APP_STARTING", "RUNNING_BUILDING")
     runtime: dict[str, Any] = {
         "stage": stage,
@@ -348,6 +352,7 @@ def _runtime_dict(
         "devMode": False,
         "domains": [{"domain": domain.address, "stage": "READY"} for domain in domains],
         "sha": sha,
+        "localhubBuilder": builder,
     }
     if error:
         runtime["errorMessage"] = error

@@ -59,7 +59,7 @@ def test_reruns_keep_the_briefing_and_the_board_true(
             monkeypatch.setenv(key, value)
         staging = tmp_path / "staging"
         flags = ["--repo", str(repo), "--staging-dir", str(staging), "--hub-endpoint", hub.endpoint]
-        release = ["release", *flags, "--timeout", "5", "--wait", "120"]
+        release = ["release", *flags, "--timeout", "5", "--wait", "120", "--allow-embedded-hub"]
         status = ["status", *flags, "--json"]
 
         # --from a step the ledger never reached: nothing to redo
