@@ -207,25 +207,34 @@ def status(
             out.print_board(Console(highlight=False), rows)
 
 
-@task(help=helps("repo", "version", "namespace", "staging_dir", "ledger", "json"))
+@task(help=helps("repo", "version", "namespace", "staging_dir", "hub_endpoint", "ledger", "json"))
 def report(
     c: Context,
     repo: str | None = None,
     version: str | None = None,
     namespace: str | None = None,
     staging_dir: str | None = None,
+    hub_endpoint: str | None = None,
     ledger: str | None = None,
     json: bool = False,
 ) -> None:
-    """Write the release briefing (Markdown and JSON) next to the ledger."""
-    from releaselib.ledger.report import build_report, write_briefing
+    """Write the release briefing (Markdown and JSON) next to the ledger, from the ledger and
+    one Hub listing (the runtimes as they are now)."""
+    from releaselib.hub.client import Hub
+    from releaselib.ledger.report import current_report, write_briefing
 
     with reported():
         config, resolution = tuple_for(
-            c, repo, version, namespace=namespace, staging_dir=staging_dir
+            c,
+            repo,
+            version,
+            namespace=namespace,
+            staging_dir=staging_dir,
+            hub_endpoint=hub_endpoint,
         )
         book = require_ledger(config, ledger, remedy="run `release` first, or pass --ledger PATH")
-        data = build_report(config, book, ref_reason=resolution.reason)
+        hub = Hub.connect(config.hub_endpoint)
+        data = current_report(hub, config, book, ref_reason=resolution.reason)
         markdown, as_json = write_briefing(
             data, book.path.parent, book.path.stem.replace("ledger-", "briefing-", 1)
         )

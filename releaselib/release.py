@@ -23,7 +23,7 @@ from releaselib.errors import UsageError
 from releaselib.hub.client import Hub
 from releaselib.hub.deploy import Deployed, Progress, canonical_fence, deploy_one
 from releaselib.ledger.ledger import EnvEntry, Ledger
-from releaselib.ledger.report import build_report, write_briefing
+from releaselib.ledger.report import current_report, write_briefing
 from releaselib.plugins import PluginRegistry
 from releaselib.publish import pin as pins
 from releaselib.publish.collection import sync_collection
@@ -155,7 +155,9 @@ class Release:
             self.event(f"[bold]{step}[/]")
             action(envs)
         briefing = None
-        report = build_report(self.config, self.ledger, ref_reason=self.resolution.reason)
+        report = current_report(
+            self.hub, self.config, self.ledger, ref_reason=self.resolution.reason
+        )
         if self.options.runs("report"):
             stem = self.ledger.path.stem.replace("ledger-", "briefing-", 1)
             briefing, _ = write_briefing(report, self.ledger.path.parent, stem)

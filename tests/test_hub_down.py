@@ -27,6 +27,7 @@ TASKS = (
     "cleanup --archive --yes",
     "release --env echo_env",
     "status",
+    "report",
 )
 
 
