@@ -33,13 +33,14 @@ TASKS = (
 
 @pytest.fixture(scope="module")
 def down(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
-    """An endpoint that refuses connections, and a staging dir whose ledger holds a PASS."""
+    """An endpoint that refuses connections, and a staging dir whose ledger holds a deployed PASS."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         endpoint = f"http://127.0.0.1:{s.getsockname()[1]}"
     staging = tmp_path_factory.mktemp("down") / "s"
     config, _ = build_config(Options(repo=str(PROJECT / "examples"), staging_dir=str(staging), hub_endpoint=endpoint))
     ledger = Ledger.load(default_path(config), release_key(config))
+    ledger.record("echo_env", "deploy", space_id="openenv/echo_env-0.2.2", head="a" * 40)
     ledger.record("echo_env", "verify", outcome="PASS", reason="reset and step answered", commit="a" * 40)
     return endpoint, staging
 

@@ -189,7 +189,7 @@ def test_the_briefing_is_rebuilt_from_the_whole_history(tmp_path: Path) -> None:
     release, status, report_line = report["reproduce"]
     assert release.startswith("openenv-release release --repo ") and f"--staging-dir '{config.staging_dir}'" in release
     assert f"--ledger {tmp_path / 'elsewhere.json'}" in release and "--timeout 5 --create-missing" in release
-    assert "--hub-endpoint https://hub.example" in status and "--hub-endpoint" not in report_line
+    assert "--hub-endpoint https://hub.example" in status and "--hub-endpoint https://hub.example" in report_line  # report lists the Hub too
     text = render_briefing(report)
     assert "- decision: held, canonical openenv/maze_env missing, pass --create-missing" in text
     assert "pinned below 0.2.2 by run 1, still in the checkout" in text
