@@ -326,6 +326,7 @@ def rehearse(
             build_timeout=timeout,
             build_jobs=jobs,
             allowed_secrets=allow_flags(allow_secret or [], Path(repo).resolve()) if repo else (),
+            kept=keep is not None,
         )
         if json:
             print(jsonlib.dumps(result.report, indent=2))
@@ -334,6 +335,9 @@ def rehearse(
         if dest is not None and result.briefing is not None:
             saved = save_briefing(result.briefing, dest)
             console.print(f"briefing copied to {saved.resolve()}", soft_wrap=True)
+        if not json:
+            for note in result.notes:
+                console.print(note, soft_wrap=True, markup=False, highlight=False)
         for line in result.mismatches:
             console.print(f"[red]not as intended:[/] {line}")
         if not result.ok:
