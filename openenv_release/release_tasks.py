@@ -218,8 +218,10 @@ def report(
     ledger: str | None = None,
     json: bool = False,
 ) -> None:
-    """Write the release briefing (Markdown and JSON) next to the ledger, from the ledger and
-    one Hub listing (the runtimes as they are now)."""
+    """Write the release briefing (Markdown and JSON) next to the ledger.
+
+    It is rebuilt from the ledger and one Hub listing, so runtimes are the Hub's now.
+    """
     from releaselib.hub.client import Hub
     from releaselib.ledger.report import current_report, write_briefing
 
