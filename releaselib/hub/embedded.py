@@ -13,7 +13,8 @@ from urllib.parse import urlsplit
 
 from huggingface_hub import get_session
 
-from releaselib.hub.client import HUB_FAILURES, Hub, hub_error
+from releaselib.hub.client import Hub
+from releaselib.hub.failures import HUB_FAILURES, hub_error
 
 MARKER_HEADER = "x-openenv-localhub-builder"
 

@@ -1,5 +1,6 @@
 """Retries for Hub requests: 429 honours Retry-After; 5xx and dropped connections back off
-exponentially (capped, with jitter); a Hub that cannot be reached at all (connection refused, a
+exponentially (capped, with jitter), and one still failing after them is
+:class:`HubUnavailable`; a Hub that cannot be reached at all (connection refused, a
 name that does not resolve, no connection within ``connect_timeout``) gets two quick tries, then
 :class:`HubUnreachable`, which huggingface_hub's own backoff (``http_backoff``, around listings
 and uploads) does not retry again: every task gives up on a Hub that is down the same way, in
@@ -57,6 +58,17 @@ class HubUnreachable(httpx2.TransportError):
         self.cause = cause
 
 
+class HubUnavailable(httpx2.TransportError):
+    """Still 429 or 5xx after every try: raised instead of returning that answer, so
+    huggingface_hub's ``http_backoff`` does not start its own round of tries (36 requests and
+    94 s for a Hub answering 503 to everything). ``response`` is the last answer."""
+
+    def __init__(self, response: httpx2.Response, request: httpx2.Request, tries: int) -> None:
+        super().__init__(f"{response.status_code} after {tries} tries", request=request)
+        self.response = response
+        self.tries = tries
+
+
 def is_commit(request: httpx2.Request) -> bool:
     return request.method == "POST" and "/commit/" in request.url.path
 
@@ -91,7 +103,14 @@ class RetryingTransport(httpx2.BaseTransport):
             retry_after = response.headers.get("Retry-After")
             response.close()
             self.policy.sleep(self.policy.delay(attempt, retry_after))
-        return self.inner.handle_request(request)
+        try:
+            response = self.inner.handle_request(request)
+        except (httpx2.ConnectError, httpx2.TimeoutException) as exc:
+            raise HubUnreachable(exc, request) from exc
+        if response.status_code in RETRY_STATUSES:
+            response.read()
+            raise HubUnavailable(response, request, self.policy.attempts)
+        return response
 
     def bound(self, request: httpx2.Request) -> None:
         """Fill the timeouts a caller left unset: huggingface_hub passes ``timeout=None``,
