@@ -28,8 +28,10 @@ FAILED = frozenset(
 )
 NOT_FOUND = "not found on the Hub (or private and the token cannot see it)"
 TAIL_LINES = 12
-#: A Python package missing at run time: no evidence from a runtime that installed nothing.
-NOT_INSTALLED = re.compile(r"\b(ModuleNotFoundError|ImportError)\b|No module named ")
+#: A module missing at run time: no evidence from a runtime that installed nothing. Other
+#: ImportErrors stay evidence: a name missing from a module the Space shadows (its own
+#: ``types.py`` over the stdlib's) fails on the Hub too.
+NOT_INSTALLED = re.compile(r"\bModuleNotFoundError\b|No module named ")
 
 
 @dataclass(frozen=True)
