@@ -40,6 +40,9 @@ FLAG_HELP = {
     "wait": "seconds to wait for Spaces to build before calling them INCONCLUSIVE",
     "create_missing": "create canonical Spaces that do not exist yet",
     "commit_pins": "commit the pins in the checkout (one commit listing the envs)",
+    "allow_embedded_hub": "let pin write the checkout on verdicts from the embedded Hub "
+    "(a stand-in build, no evidence about the real Hub; rehearse needs no flag: it pins a "
+    "private copy)",
     "scenario": "a YAML/JSON scenario that makes the embedded Hub misbehave (faults, stuck builds)",
     "no_wait": "fail at once, naming the holder's pid, when another run holds the staging dir "
     "or the ledger (default: wait for it)",

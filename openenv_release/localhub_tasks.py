@@ -22,7 +22,9 @@ from releaselib.stage.discover import check_env_flags
         "port": "Hub API port on 127.0.0.1 (0: a free one)",
         "state_dir": "folder that keeps repos, commits and collections across restarts",
         "scenario": "YAML/JSON scenario that makes the Hub misbehave",
-        "builder": "host (the tool's own Python) or venv (a uv virtual env per Space commit)",
+        "builder": "venv (the default: a uv virtual env per Space commit, installing what the "
+        "Space declares), host (the tool's own Python, installing nothing: only for the bundled "
+        "examples/ and the tests), podman or docker",
         "openenv": "OpenEnv checkout whose wheel the venv builder installs for the OpenEnv pin",
         "build_timeout": "seconds a build may take before it is a BUILD_ERROR (default 900)",
         "build_jobs": "builds that run at once (default 2)",
@@ -34,7 +36,7 @@ def serve(
     port: int = 0,
     state_dir: str = "",
     scenario: str = "",
-    builder: str = "host",
+    builder: str = "venv",
     openenv: str = "",
     build_timeout: int = 0,
     build_jobs: int = 0,

@@ -34,6 +34,7 @@ from releaselib.errors import UsageError
         "ledger",
         "hub_endpoint",
         "json",
+        "allow_embedded_hub",
         table=DECIDE_HELP,
         commit="commit the changed pyprojects in one git commit on the current branch",
     ),
@@ -50,6 +51,7 @@ def pin(
     ledger: str | None = None,
     hub_endpoint: str | None = None,
     json: bool = False,
+    allow_embedded_hub: bool = False,
 ) -> None:
     """Pin FAILed envs below the release in the checkout; lift old pins of passing ones.
 
@@ -77,6 +79,7 @@ def pin(
             release_ledger,
             envs=env or None,
             commit=commit,
+            embedded_ok=allow_embedded_hub,
         )
         if json:
             doc = {
@@ -101,6 +104,7 @@ def pin(
         "ledger",
         "hub_endpoint",
         "json",
+        "allow_embedded_hub",
         table=DECIDE_HELP,
         archive="make promoted candidates private and pause them",
         delete="delete promoted candidates",

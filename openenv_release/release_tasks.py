@@ -83,6 +83,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
         "json",
         "no_wait",
         "allow_secret",
+        "allow_embedded_hub",
     ),
 )
 def release(
@@ -105,6 +106,7 @@ def release(
     json: bool = False,
     no_wait: bool = False,
     allow_secret: list[str] | None = None,
+    allow_embedded_hub: bool = False,
 ) -> None:
     """The whole release, resumable: stage, deploy, verify, promote, collection, pin, report.
 
@@ -129,6 +131,7 @@ def release(
             wait=check_seconds(wait, "--wait", 900.0),
             create_missing=create_missing,
             commit_pins=commit_pins,
+            allow_embedded_hub=allow_embedded_hub,
         )
         config, resolution = release_tuple(
             c,
@@ -216,25 +219,38 @@ def status(
             out.print_board(consoles(False), rows)
 
 
-@release_task(help=helps("repo", "version", "namespace", "staging_dir", "ledger", "json"))
+@release_task(
+    help=helps("repo", "version", "namespace", "staging_dir", "hub_endpoint", "ledger", "json")
+)
 def report(
     c: Context,
     repo: str | None = None,
     version: str | None = None,
     namespace: str | None = None,
     staging_dir: str | None = None,
+    hub_endpoint: str | None = None,
     ledger: str | None = None,
     json: bool = False,
 ) -> None:
-    """Write the release briefing (Markdown and JSON) next to the ledger."""
-    from releaselib.ledger.report import build_report, write_briefing
+    """Write the release briefing (Markdown and JSON) next to the ledger.
+
+    It is rebuilt from the ledger and one Hub listing, so runtimes are the Hub's now.
+    """
+    from releaselib.hub.client import Hub
+    from releaselib.ledger.report import current_report, write_briefing
 
     with reported():
         config, resolution = release_tuple(
-            c, repo=repo, version=version, namespace=namespace, staging_dir=staging_dir
+            c,
+            repo=repo,
+            version=version,
+            namespace=namespace,
+            staging_dir=staging_dir,
+            hub_endpoint=hub_endpoint,
         )
         release_ledger = require_ledger(config, ledger, remedy=NO_LEDGER_YET)
-        data = build_report(config, release_ledger, ref_reason=resolution.reason)
+        hub = Hub.connect(config.hub_endpoint)
+        data = current_report(hub, config, release_ledger, ref_reason=resolution.reason)
         stem = release_ledger.path.stem.replace("ledger-", "briefing-", 1)
         markdown, as_json = write_briefing(data, release_ledger.path.parent, stem)
         if json:
@@ -338,6 +354,7 @@ def rehearse(
                 build_timeout=build_seconds,
                 build_jobs=jobs,
                 allowed_secrets=allowed,
+                kept=keep is not None,
                 **waits,
                 on_progress=board.update,
             )
@@ -348,6 +365,9 @@ def rehearse(
         if dest is not None and result.briefing is not None:
             saved = save_briefing(result.briefing, dest)
             console.print(f"briefing copied to {saved.resolve()}", soft_wrap=True, markup=False)
+        if not json:
+            for note in result.notes:
+                console.print(note, soft_wrap=True, markup=False, highlight=False)
         for line in result.mismatches:
             console.print(f"[red]not as intended:[/] {escape(line)}")
         if not result.ok:

@@ -10,16 +10,18 @@ intend; a checkout's rehearsal ends like its release would. Its briefing says it
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import ssl
 import stat
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from releaselib.errors import ReleaseError, UsageError
 from releaselib.files import write_atomic
@@ -53,6 +55,13 @@ PROBE_TIMEOUT = 5.0  # slow_env resets in 20 s, so it stays inconclusive
 #: The first line of every rehearsal briefing (templates/briefing.md.j2): ``--briefing`` only
 #: ever overwrites a file that starts with it.
 BRIEFING_MARKER = "<!-- openenv-release: rehearsal briefing -->"
+#: An env's next action on the board of a rehearsal whose workspace is gone when it ends.
+GONE = "none that would run: rehearse with --keep DIR for one"
+#: What a rehearsal without --keep says after its board.
+NOT_KEPT = (
+    "this rehearsal's checkout, ledger, briefing and embedded Hub are gone as it ends; "
+    "rehearse with --keep DIR to keep them and get commands that run"
+)
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,8 @@ class Rehearsal:
     mismatches: list[str]  # from INTENDED; always empty for a checkout's rehearsal
     commits: dict[str, int]  # Space id -> commits on main
     statuses: dict[str, int]  # HTTP status -> how many times the embedded Hub answered it
+    #: lines to print after the board: how to use what a kept rehearsal left
+    notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def ok(self) -> bool:
@@ -125,6 +136,7 @@ def rehearse(
     wait: float | None = None,
     timeout: float | None = None,
     on_progress: Progress | None = None,
+    kept: bool = False,
 ) -> Rehearsal:
     """Run the rehearsal in ``workdir`` (which must not exist yet) and report how it ended.
 
@@ -137,6 +149,8 @@ def rehearse(
     ``--wait``/``--timeout``; unset, the examples get timings tuned to slow_env and a checkout
     gets release's defaults. ``on_progress(space_id, stage)`` hears each Space's upload,
     build and run stages, probing and verdict, as release's live board does.
+    ``kept``: ``workdir`` outlives the rehearsal (``--keep``); else nothing printed or returned
+    names a path in it or a command that needs it or the stopped Hub.
     """
     check_keep(workdir, repo)
     if repo is None:
@@ -154,7 +168,8 @@ def rehearse(
         build_jobs=build_jobs,
     )
     with embedded as local:
-        on_event(f"embedded Hub at {local.endpoint} (builder {builder})")
+        on_event(f"embedded Hub at {local.endpoint} (builder {builder}, until the rehearsal ends)")
+        port = urlsplit(local.endpoint).port
         config, resolution = build_config(
             Options(
                 repo=str(checkout),
@@ -171,7 +186,11 @@ def rehearse(
         ledger = Ledger.load(default_path(config), release_key(config))
         tls = ssl.create_default_context(cafile=str(local.ca_bundle))
         options = ReleaseOptions(
-            interval=0.5, tls=tls, rehearsal=builder, allowed_secrets=allowed_secrets
+            interval=0.5,
+            tls=tls,
+            rehearsal=builder,
+            allowed_secrets=allowed_secrets,
+            allow_embedded_hub=True,  # the private copy: its next commands may pin it too
         )
         if repo is None:  # timings tuned to slow_env; a real checkout gets release's own
             tuned = 300.0 if builder in ("host", "venv") else 900.0  # image builds take minutes
@@ -180,19 +199,55 @@ def rehearse(
             options = replace(options, wait=wait)
         if timeout is not None:
             options = replace(options, timeout=timeout)
+        events = on_event if kept else _without_paths(on_event)
         result = Release(
-            config, resolution, hub, registry, ledger, options, on_event, on_progress
+            config, resolution, hub, registry, ledger, options, events, on_progress
         ).run(specs)
         spaces = hub.list_spaces(NAMESPACE)
         rows = board(ledger, runtimes_of(spaces), config)
         commits = {s.id: hub.commit_count(s.id) for s in spaces}
         statuses = dict(local.counters().by_status)
     source = "examples/" if repo is None else str(repo.resolve())
-    report = {"rehearsal": {"builder": builder, "source": source}, **result.report}
+    restart = restart_hub(workdir, builder, port, checkout if builder != "host" else None)
+    rehearsal = {"builder": builder, "source": source, "kept": kept}
+    report = {"rehearsal": rehearsal, **result.report}
+    if kept:
+        rehearsal["restart_hub"] = restart
+    else:
+        report["reproduce"] = []
+        rows = [replace(row, next_action=GONE) for row in rows]
     if result.briefing is not None:  # again, now with the rehearsal banner
         write_briefing(report, result.briefing.parent, result.briefing.stem)
     missed = mismatches(report) if repo is None else []
-    return Rehearsal(report, rows, result.briefing, missed, commits, statuses)
+    notes = restart_note(restart) if kept else (NOT_KEPT,)
+    return Rehearsal(report, rows, result.briefing, missed, commits, statuses, notes)
+
+
+def _without_paths(on_event: Event) -> Event:
+    """``on_event`` less the briefing's path, which goes with the rehearsal's temp folder."""
+    return lambda line: None if line.startswith("briefing: ") else on_event(line)
+
+
+def restart_hub(workdir: Path, builder: str, port: int | None, openenv: Path | None) -> list[str]:
+    """The commands that start a kept rehearsal's embedded Hub again where its next commands
+    expect it (same state, port and token), for a shell that then runs them."""
+    serve = ["openenv-release", "localhub.serve", "--builder", builder]
+    serve += ["--state-dir", str(workdir / "hub"), "--port", str(port), "--print-env"]
+    if openenv is not None:
+        serve += ["--openenv", str(openenv)]
+    env_file = shlex.quote(str(workdir / "hub.env"))
+    return [
+        f"{shlex.join(serve)} > {env_file} &",
+        f"until [ -s {env_file} ]; do sleep 0.2; done; eval \"$(cat {env_file})\"",
+    ]
+
+
+def restart_note(restart: Sequence[str]) -> tuple[str, ...]:
+    return (
+        "the embedded Hub stopped with the rehearsal; to run the next commands above, start it "
+        "again first:",
+        *(f"  {line}" for line in restart),
+    )
 
 
 def check_seconds(value: object, flag: str) -> float:

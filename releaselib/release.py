@@ -23,7 +23,7 @@ from releaselib.errors import UsageError
 from releaselib.hub.client import Hub
 from releaselib.hub.deploy import Progress, canonical_fence, deploy_one
 from releaselib.ledger.ledger import EnvEntry, Ledger
-from releaselib.ledger.report import build_report, write_briefing
+from releaselib.ledger.report import current_report, write_briefing
 from releaselib.ledger.step_records import record_deploy, record_stage, record_verdicts
 from releaselib.plugins import PluginRegistry
 from releaselib.publish.steps import collection_step, pin_step, promote_step
@@ -53,6 +53,8 @@ class ReleaseOptions:
     #: The embedded Hub's builder when this release is a rehearsal (``rehearse``), else None:
     #: a rehearsal cannot give an env the secrets, hardware or services its plugin declares.
     rehearsal: str | None = None
+    #: pin may write the checkout on the embedded Hub's verdicts (``--allow-embedded-hub``)
+    allow_embedded_hub: bool = False
 
     def __post_init__(self) -> None:
         for flag, step in (("--from", self.from_step), ("--until", self.until_step)):
@@ -75,7 +77,7 @@ class ReleaseOptions:
                 out += [f"--{name}", f"{getattr(self, name):g}"]
         return out + [
             f"--{name.replace('_', '-')}"
-            for name in ("create_missing", "commit_pins")
+            for name in ("create_missing", "commit_pins", "allow_embedded_hub")
             if getattr(self, name)
         ]
 
@@ -151,7 +153,9 @@ class Release:
             self.event(step)
             action(envs)
         briefing = None
-        report = build_report(self.config, self.ledger, ref_reason=self.resolution.reason)
+        report = current_report(
+            self.hub, self.config, self.ledger, ref_reason=self.resolution.reason
+        )
         if self.options.runs("report"):
             stem = self.ledger.path.stem.replace("ledger-", "briefing-", 1)
             briefing, _ = write_briefing(report, self.ledger.path.parent, stem)
@@ -288,8 +292,14 @@ class Release:
         todo = self.after_verdict(envs, "pin")
         if not todo:
             return
+        embedded_ok = self.options.rehearsal is not None or self.options.allow_embedded_hub
         decisions, sha = pin_step(
-            self.hub, self.config, self.ledger, envs=todo, commit=self.options.commit_pins
+            self.hub,
+            self.config,
+            self.ledger,
+            envs=todo,
+            commit=self.options.commit_pins,
+            embedded_ok=embedded_ok,
         )
         for d in decisions:
             if d.changed or d.error:

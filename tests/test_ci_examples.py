@@ -3,9 +3,12 @@ the rules the docs promise: token only through the environment, minimal permissi
 
 from __future__ import annotations
 
+import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -85,3 +88,52 @@ def test_rehearse_runs_on_pull_requests_touching_envs_without_secrets() -> None:
     [job] = doc["jobs"].values()
     assert "secrets." not in yaml.safe_dump(doc) and job["permissions"] == {"contents": "read"}
     assert any(s.get("run") == "openenv-release rehearse" for s in job["steps"])
+
+
+FULL_SHA = re.compile(r"[0-9a-f]{40}")
+INSTALLERS = (("pip", "install"), ("uv", "pip", "install"), ("uv", "tool", "install"), ("pipx", "install"))
+
+
+def unpinned_installs(steps: list[dict[str, Any]]) -> list[str]:
+    """What the job's ``run:`` lines install that is neither a git URL at a full commit sha nor a
+    folder that an ``actions/checkout`` step of the job checked out at a full sha."""
+    pinned = {
+        step["with"]["path"]
+        for step in steps
+        if step.get("uses", "").startswith("actions/checkout@")
+        and FULL_SHA.fullmatch(str(step.get("with", {}).get("ref", "")))
+        and "path" in step.get("with", {})
+    }
+    found = []
+    for step in steps:
+        for line in step.get("run", "").replace("\\\n", " ").splitlines():
+            words = shlex.split(line, comments=True)
+            for start in range(len(words)):
+                installer = next((i for i in INSTALLERS if tuple(words[start : start + len(i)]) == i), None)
+                if installer is None:
+                    continue
+                args = [w for w in words[start + len(installer) :] if not w.startswith("-")]
+                for arg in args:
+                    url = re.search(r"git\+\S+@([0-9a-f]+)(?:#|$)", arg)
+                    folder = arg.split("[", 1)[0].removeprefix("./").rstrip("/")
+                    if not (url and FULL_SHA.fullmatch(url.group(1))) and folder not in pinned:
+                        found.append(arg)
+    return list(dict.fromkeys(found))  # `uv pip install` is also read as `pip install`
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda w: w.name)
+def test_no_workflow_installs_an_unpinned_package(workflow: Path) -> None:
+    doc = load(workflow.name)
+    for job in doc["jobs"].values():
+        assert any("install" in s.get("run", "") for s in job["steps"])
+        assert unpinned_installs(job["steps"]) == []
+
+
+def test_the_install_check_catches_names_from_an_index_and_moving_refs() -> None:
+    checkout = {"uses": "actions/checkout@x", "with": {"path": "tool", "ref": "a" * 40}}
+    moving = {"uses": "actions/checkout@x", "with": {"path": "main-tool", "ref": "main"}}
+    run = {
+        "run": "python -m pip install --disable-pip-version-check openenv-release\n"
+        "uv pip install ./tool 'x @ git+https://h/x@" + "b" * 40 + "' git+https://h/y@v1 ./main-tool[rehearse]"
+    }
+    assert unpinned_installs([checkout, moving, run]) == ["openenv-release", "git+https://h/y@v1", "./main-tool[rehearse]"]

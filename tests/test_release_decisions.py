@@ -48,7 +48,7 @@ def test_a_five_env_release_end_to_end(localhub, tmp_path: Path) -> None:
     assert [c.title for c in release.api.list_collections(owner="openenv")] == [collection.title]
 
     # pin: the failing env below the release, byte for byte; the old pin of a passing env lifted
-    pins = {d.env: d for d in pin_envs(hub, config, verdicts)}
+    pins = {d.env: d for d in pin_envs(hub, config, verdicts, embedded_ok=True)}
     pyproject = config.repo / "envs" / "broken_env" / "pyproject.toml"
     assert pyproject.read_bytes() == (GOLDEN / "broken_env.pinned.toml").read_bytes()
     assert pins["broken_env"].decision == "pin" and pins["broken_env"].changed
@@ -79,7 +79,7 @@ def test_a_five_env_release_end_to_end(localhub, tmp_path: Path) -> None:
     assert {d.status for d in promote(hub, config, verdicts, registry)} == {"current", "held"}
     (again,) = sync_collection(hub, config, verdicts, registry)
     assert again.slug == versioned.slug and not again.changed and len(again.present) == 3
-    assert not any(d.changed for d in pin_envs(hub, config, verdicts))
+    assert not any(d.changed for d in pin_envs(hub, config, verdicts, embedded_ok=True))
     assert {c.status for c in cleanup(hub, config, verdicts, registry, action="archive", apply=True)} == {"clean", "kept"}
     assert localhub.counters().commits == 0 and writes(localhub) == {}
     assert {p: p.read_bytes() for p in checkout} == checkout
@@ -114,7 +114,14 @@ def test_the_tasks_read_verdicts_from_the_ledger_and_record_their_decisions(loca
     assert run_task(capsys, "promote", *common)[0] == 0 and localhub.counters().commits == 1
     code, stdout = run_task(capsys, "collection", *common, "--json")
     assert code == 0 and json.loads(stdout)["collections"][0]["added"] == ["openenv/echo_env-0.2.2"]
-    code, stdout = run_task(capsys, "pin", *common, "--commit")
+    # verdicts from the embedded Hub write no checkout, unless the user says so
+    pyproject = (repo / "envs" / "broken_env" / "pyproject.toml").read_bytes()
+    with pytest.raises(SystemExit) as exited:
+        program.run(["openenv-release", "pin", *common, "--commit"])
+    code, refused = exited.value.code, capsys.readouterr().err
+    assert code == 2 and "verdicts come from the embedded Hub" in refused and "--allow-embedded-hub" in refused, refused
+    assert (repo / "envs" / "broken_env" / "pyproject.toml").read_bytes() == pyproject
+    code, stdout = run_task(capsys, "pin", *common, "--commit", "--allow-embedded-hub")
     assert code == 0 and "+    'openenv[core] >= 0.2.0,<0.2.2'," in stdout
     log = subprocess.run(["git", "log", "--format=%s%n%b", "-1"], cwd=repo, capture_output=True, text=True, check=True).stdout
     assert "Pinned below 0.2.2 (failed): broken_env" in log
@@ -182,7 +189,7 @@ def test_the_briefing_is_rebuilt_from_the_whole_history(tmp_path: Path) -> None:
     release, status, report_line = report["reproduce"]
     assert release.startswith("openenv-release release --repo ") and f"--staging-dir '{config.staging_dir}'" in release
     assert f"--ledger {tmp_path / 'elsewhere.json'}" in release and "--timeout 5 --create-missing" in release
-    assert "--hub-endpoint https://hub.example" in status and "--hub-endpoint" not in report_line
+    assert "--hub-endpoint https://hub.example" in status and "--hub-endpoint https://hub.example" in report_line  # report lists the Hub too
     text = render_briefing(report)
     assert "- decision: held, canonical openenv/maze_env missing, pass --create-missing" in text
     assert "pinned below 0.2.2 by run 1, still in the checkout" in text

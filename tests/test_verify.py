@@ -150,7 +150,7 @@ def test_health_200_with_reset_500_fails_and_is_pinned(hub: LocalHub, tmp_path: 
     assert transcript[0].status == 200  # /health was fine
     assert result.outcome is Outcome.FAIL and "POST /reset answered 500" in result.reason
     assert not result.our_error
-    [decision] = pin_envs(connect(hub), checkout(tmp_path, "broken_env"), {"broken_env": result.verdict})
+    [decision] = pin_envs(connect(hub), checkout(tmp_path, "broken_env"), {"broken_env": result.verdict}, embedded_ok=True)
     assert decision.decision == "pin" and decision.changed
 
 

@@ -1,19 +1,18 @@
 """The one façade over ``huggingface_hub.HfApi``: nothing else in the tool talks to the Hub.
 
 It reads the token once and never shows it; turns Hub errors into one-line ``HubError``s that
-name the Space; retries through :mod:`releaselib.hub.retry`; and makes commits that are never
-duplicated (a failed commit is retried only after re-reading what the Space holds).
+name the Space (:mod:`releaselib.hub.failures`); retries through :mod:`releaselib.hub.retry`;
+and makes commits that are never duplicated (a failed commit is retried only after re-reading
+what the Space holds).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,19 +30,17 @@ from huggingface_hub import (
     snapshot_download,
 )
 from huggingface_hub.errors import (
-    HfHubHTTPError,
     LocalEntryNotFoundError,
     RepositoryNotFoundError,
 )
 from huggingface_hub.utils._http import hf_request_event_hook
 from huggingface_hub.utils.tqdm import tqdm as hf_tqdm
 
-from releaselib.errors import AuthError, HubError, UnreachableError, UsageError
+from releaselib.errors import AuthError, HubError, UsageError
+from releaselib.hub.failures import HUB_FAILURES, hub_call, hub_error, status_of
 from releaselib.hub.retry import RETRY_STATUSES, RetryingTransport, RetryPolicy
 
 KEEP_REMOTE = frozenset({".gitattributes"})
-#: What a huggingface_hub call raises when the Hub refuses, fails or answers nonsense.
-HUB_FAILURES = (HfHubHTTPError, httpx2.TransportError, ValueError)
 #: Printable ASCII without spaces: anything else in a token is a copy-paste accident.
 TOKEN_SHAPE = re.compile(r"[!-~]+")
 
@@ -93,75 +90,6 @@ def install_retries(policy: RetryPolicy) -> None:
             transport=RetryingTransport(policy),
         )
     )
-
-
-def status_of(exc: Exception) -> int | None:
-    response = getattr(exc, "response", None)
-    return response.status_code if response is not None else None
-
-
-def endpoint_of(exc: httpx2.TransportError) -> str | None:
-    """``scheme://host[:port]`` of the request that failed, when the error knows it."""
-    try:
-        url = exc.request.url
-    except RuntimeError:  # raised without a request
-        return None
-    return f"{url.scheme}://{url.netloc.decode()}"
-
-
-def hub_error(what: str, exc: Exception) -> HubError:
-    """A one-line error for a failed Hub call about ``what`` (a Space id or an action)."""
-    if isinstance(exc, HfHubHTTPError):
-        status = status_of(exc)
-        detail = (exc.server_message or str(exc).splitlines()[0]).strip()
-        if status == 401:
-            return AuthError(
-                f"{what}: the Hub rejected the token (401)", remedy="set a valid HF_TOKEN"
-            )
-        if status == 402:
-            return HubError(
-                f"{what}: 402 Payment Required: the namespace has no entitlement for a Docker "
-                "Space or the requested hardware",
-                remedy="use a namespace with Spaces billing, or request other hardware",
-            )
-        if status == 403:
-            return HubError(
-                f"{what}: 403 Forbidden ({detail})", remedy="check the token's write access"
-            )
-        if status == 429:
-            return HubError(f"{what}: still rate-limited (429) after retries", remedy="rerun later")
-        return HubError(
-            f"{what}: Hub answered {status}: {detail}", remedy="rerun; the step resumes"
-        )
-    if isinstance(exc, httpx2.TransportError):
-        at = f" at {endpoint}" if (endpoint := endpoint_of(exc)) else ""
-        silent = (httpx2.ConnectError, httpx2.TimeoutException)
-        kind = UnreachableError if isinstance(exc, silent) else HubError
-        return kind(
-            f"{what}: cannot reach the Hub{at} ({type(exc).__name__})",
-            remedy="check --hub-endpoint or HF_ENDPOINT, and the network",
-        )
-    if isinstance(exc, json.JSONDecodeError):
-        return HubError(
-            f"{what}: the Hub answered something that is not JSON (an HTML page?)",
-            remedy="check that --hub-endpoint or HF_ENDPOINT is the Hub's URL, and any proxy",
-        )
-    if isinstance(
-        exc, ValueError
-    ):  # huggingface_hub raises it for refused README metadata, bad ids
-        return HubError(
-            f"{what}: {str(exc).splitlines()[0]}", remedy="fix the staged tree and rerun"
-        )
-    raise exc
-
-
-@contextmanager
-def hub_call(what: str) -> Iterator[None]:
-    """Turn huggingface_hub's exceptions into HubError naming ``what``."""
-    try:
-        yield
-    except HUB_FAILURES as exc:
-        raise hub_error(what, exc) from None
 
 
 class Hub:

@@ -1,10 +1,12 @@
 """Retries for Hub requests: 429 honours Retry-After; 5xx and dropped connections back off
-exponentially (capped, with jitter); a Hub that cannot be reached at all (connection refused, a
-name that does not resolve) gets two quick tries, so a wrong endpoint fails in well under a
-second. Installed as huggingface_hub's HTTP transport, so every
-HfApi call gets it. Commit POSTs are never retried here: a lost answer to a commit that the Hub
-applied would make a duplicate, so :mod:`releaselib.hub.client` re-reads the Space before trying
-again.
+exponentially (capped, with jitter), and one still failing after them is
+:class:`HubUnavailable`; a Hub that cannot be reached at all (connection refused, a
+name that does not resolve, no connection within ``connect_timeout``) gets two quick tries, then
+:class:`HubUnreachable`, which huggingface_hub's own backoff (``http_backoff``, around listings
+and uploads) does not retry again: every task gives up on a Hub that is down the same way, in
+seconds. Installed as huggingface_hub's HTTP transport, so every HfApi call gets it. Commit
+POSTs are never retried here: a lost answer to a commit that the Hub applied would make a
+duplicate, so :mod:`releaselib.hub.client` re-reads the Space before trying again.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ class RetryPolicy:
     connect_pause: float = 0.2
     #: seconds to connect, and to wait for the next byte of an answer; a Hub that stays silent
     #: that long gets ``connect_attempts`` tries in all, like one that cannot be reached
-    connect_timeout: float = 20.0
+    connect_timeout: float = 4.0
     read_timeout: float = 60.0
     sleep: Callable[[float], None] = time.sleep
 
@@ -44,6 +46,27 @@ class RetryPolicy:
                 pass
         backoff: float = min(self.cap, self.base * 2.0**attempt)
         return backoff * random.uniform(0.5, 1.0)
+
+
+class HubUnreachable(httpx2.TransportError):
+    """No connection, or no answer, after the quick tries. Not a NetworkError or a
+    TimeoutException, so huggingface_hub's ``http_backoff`` passes it on instead of retrying for
+    half a minute more (printing a line per try); ``cause`` is the last try's error."""
+
+    def __init__(self, cause: httpx2.TransportError, request: httpx2.Request) -> None:
+        super().__init__(str(cause), request=request)
+        self.cause = cause
+
+
+class HubUnavailable(httpx2.TransportError):
+    """Still 429 or 5xx after every try: raised instead of returning that answer, so
+    huggingface_hub's ``http_backoff`` does not start its own round of tries (36 requests and
+    94 s for a Hub answering 503 to everything). ``response`` is the last answer."""
+
+    def __init__(self, response: httpx2.Response, request: httpx2.Request, tries: int) -> None:
+        super().__init__(f"{response.status_code} after {tries} tries", request=request)
+        self.response = response
+        self.tries = tries
 
 
 def is_commit(request: httpx2.Request) -> bool:
@@ -66,10 +89,10 @@ class RetryingTransport(httpx2.BaseTransport):
         for attempt in range(self.policy.attempts - 1):
             try:
                 response = self.inner.handle_request(request)
-            except (httpx2.ConnectError, httpx2.TimeoutException):  # refused, unresolved, silent
+            except (httpx2.ConnectError, httpx2.TimeoutException) as exc:  # refused, silent...
                 unreachable += 1
                 if unreachable >= self.policy.connect_attempts:
-                    raise
+                    raise HubUnreachable(exc, request) from exc
                 self.policy.sleep(self.policy.connect_pause)
                 continue
             except httpx2.TransportError:
@@ -80,7 +103,14 @@ class RetryingTransport(httpx2.BaseTransport):
             retry_after = response.headers.get("Retry-After")
             response.close()
             self.policy.sleep(self.policy.delay(attempt, retry_after))
-        return self.inner.handle_request(request)
+        try:
+            response = self.inner.handle_request(request)
+        except (httpx2.ConnectError, httpx2.TimeoutException) as exc:
+            raise HubUnreachable(exc, request) from exc
+        if response.status_code in RETRY_STATUSES:
+            response.read()
+            raise HubUnavailable(response, request, self.policy.attempts)
+        return response
 
     def bound(self, request: httpx2.Request) -> None:
         """Fill the timeouts a caller left unset: huggingface_hub passes ``timeout=None``,

@@ -13,6 +13,7 @@ when allowed, and names the known signature of a failure.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import suppress
@@ -36,6 +37,10 @@ JUDGED = READY | {"BUILD_ERROR", "RUNTIME_ERROR"}
 STALE_POLLS = 3
 NOT_FOUND = "not found on the Hub (or private and the token cannot see it)"
 TAIL_LINES = 12
+#: A module missing at run time: no evidence from a runtime that installed nothing. Other
+#: ImportErrors stay evidence: a name missing from a module the Space shadows (its own
+#: ``types.py`` over the stdlib's) fails on the Hub too.
+NOT_INSTALLED = re.compile(r"\bModuleNotFoundError\b|No module named ")
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,9 @@ class SpaceState:
     hardware: str | None = None
     seen_at: float = 0.0
     head: str | None = None  # the Space's head commit: what was deployed
+    #: the embedded Hub's builder that stood in for the Space's build (its runtime's
+    #: ``localhubBuilder``); None on a real Hub
+    builder: str | None = None
 
     @classmethod
     def of(cls, space_id: str, remote: RemoteSpace | None, seen_at: float) -> SpaceState:
@@ -87,6 +95,7 @@ class SpaceState:
             _hardware(runtime.get("hardware")),
             seen_at,
             remote.sha,
+            str(runtime.get("localhubBuilder") or "") or None,
         )
 
     @property
@@ -106,6 +115,12 @@ class SpaceState:
     def terminal(self) -> bool:
         """Ready or failed, for the head commit: a stage a verdict may be drawn from."""
         return (self.ready or self.failed) and not self.stale
+
+    @property
+    def uninstalled(self) -> bool:
+        """A failure for a missing package under the embedded Hub's ``host`` builder, which
+        installs nothing: our stand-in's doing, not the Space's evidence."""
+        return self.builder == "host" and bool(NOT_INSTALLED.search(self.error or ""))
 
     def error_tail(self, lines: int = TAIL_LINES) -> str:
         """The last ``lines`` lines of the errorMessage."""

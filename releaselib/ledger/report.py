@@ -3,6 +3,9 @@
 Whatever sequence of runs made the ledger, the briefing says for each env its current verdict
 and the run that recorded it, its decision and why, the pin that still stands in the checkout,
 and evidence only for canonical Spaces that now hold the candidate. Its commands run as printed.
+Each time it is written (:func:`current_report`) it also reads one Hub listing, so the runtime
+stage it shows is the Hub's now (PAUSED after ``cleanup --archive``) and each canonical Space is
+named with the commit it holds.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 
 from releaselib.config import ReleaseConfig
 from releaselib.files import write_atomic
+from releaselib.hub.client import Hub, RemoteSpace
 from releaselib.ledger.ledger import EnvEntry, Ledger, StepRecord, default_path
 from releaselib.render import render
 
@@ -138,7 +142,11 @@ def flip(ledger: Ledger, name: str, verifies: Sequence[StepRecord]) -> dict[str,
     return {"targets": list(acted.data["targets"]), "at": acted.at, **evidence(basis)}
 
 
-def env_report(ledger: Ledger, name: str) -> dict[str, Any]:
+def env_report(
+    ledger: Ledger, name: str, listed: Mapping[str, RemoteSpace] | None = None
+) -> dict[str, Any]:
+    """One env's facts; ``listed`` (Space id -> the Hub listing's entry) gives its runtime now and
+    its canonical Spaces' commits (None: not listed)."""
     entry = ledger.env(name)
     verify, deploy, stage = data(entry, "verify"), data(entry, "deploy"), data(entry, "stage")
     pins = ledger.history(name, "pin")
@@ -149,9 +157,15 @@ def env_report(ledger: Ledger, name: str) -> dict[str, Any]:
     found = evidence(entry.get("verify"))
     verifies = ledger.history(name, "verify")
     flipped = flip(ledger, name, verifies)
+    space_id = deploy.get("space_id") or stage.get("space_id")
     return {
         "env": name,
-        "space_id": deploy.get("space_id") or stage.get("space_id"),
+        "space_id": space_id,
+        "runtime": now_stage(listed, space_id),
+        "canonicals": [
+            {"id": target, "commit": held_commit(listed, target)}
+            for target in (flipped or {}).get("targets", [])
+        ],
         "commit": deploy.get("head"),
         "outcome": verdict,
         "our_error": bool(verify.get("our_error")),
@@ -176,6 +190,30 @@ def env_report(ledger: Ledger, name: str) -> dict[str, Any]:
         "cleanup": data(entry, "cleanup").get("action"),
         "allowed_secrets": list(stage.get("allowed_secrets", [])),
     }
+
+
+def now_stage(listed: Mapping[str, RemoteSpace] | None, space_id: str | None) -> str | None:
+    """The Space's stage in the Hub listing, or why there is none (None: not listed)."""
+    if listed is None:
+        return None
+    space = listed.get(space_id or "")
+    if space is None:
+        return "not on the Hub"
+    return space.stage or "no runtime"
+
+
+def held_commit(listed: Mapping[str, RemoteSpace] | None, space_id: str) -> str | None:
+    """The commit a Space holds now, from the Hub listing."""
+    space = (listed or {}).get(space_id)
+    if space is None:
+        return None
+    return str(space.runtime.get("sha") or space.sha or "") or None
+
+
+def collection_of(ledger: Ledger) -> str | None:
+    """The versioned collection's slug, as the collection step recorded it."""
+    slugs = [data(ledger.env(name), "collection").get("slug") for name in ledger.envs()]
+    return next((str(slug) for slug in slugs if slug), None)
 
 
 def inconclusive_remedy(env: Mapping[str, Any]) -> str:
@@ -211,7 +249,7 @@ class Commands:
         args += ["--namespace", c.namespace, "--staging-dir", str(c.staging_dir)]
         if self.ledger_path.resolve() != default_path(c).resolve():
             args += ["--ledger", str(self.ledger_path)]
-        if c.hub_endpoint and task != "report":
+        if c.hub_endpoint:
             args += ["--hub-endpoint", c.hub_endpoint]
         if task == "release":
             args += [f for f in self.run_flags if f not in extra]
@@ -219,12 +257,28 @@ class Commands:
         return shlex.join(args)
 
 
+def current_report(
+    hub: Hub, config: ReleaseConfig, ledger: Ledger, *, ref_reason: str | None = None
+) -> dict[str, Any]:
+    """The briefing as data, from the ledger and one listing of the namespace's Spaces (none
+    when the ledger records no deploy: no Space of this release exists to list)."""
+    deployed = any(ledger.env(name).get("deploy") for name in ledger.envs())
+    spaces = hub.list_spaces(config.namespace) if deployed else []
+    return build_report(config, ledger, ref_reason=ref_reason, spaces=spaces)
+
+
 def build_report(
-    config: ReleaseConfig, ledger: Ledger, *, ref_reason: str | None = None
+    config: ReleaseConfig,
+    ledger: Ledger,
+    *,
+    ref_reason: str | None = None,
+    spaces: Sequence[RemoteSpace] | None = None,
 ) -> dict[str, Any]:
     """The briefing as data: release tuple, per-env facts, the failed and the inconclusive
-    with their remedies, evidence for the canonical flips, how to reproduce."""
-    envs = [env_report(ledger, name) for name in ledger.envs()]
+    with their remedies, evidence for the canonical flips, how to reproduce. ``spaces``: the
+    Hub listing that runtimes and canonical commits come from (None: shown as not listed)."""
+    listed = None if spaces is None else {s.id: s for s in spaces}
+    envs = [env_report(ledger, name, listed) for name in ledger.envs()]
     commands = Commands(config, ledger)
     return {
         "release": {
@@ -238,6 +292,7 @@ def build_report(
             "private": config.private,
         },
         "runs": len(ledger.runs()),
+        "collection": collection_of(ledger),
         "envs": envs,
         "counts": {
             "outcome": dict(Counter(e["outcome"] for e in envs)),
@@ -267,7 +322,13 @@ def build_report(
             if e["outcome"] == "INCONCLUSIVE"
         ],
         "evidence": [
-            {"env": e["env"], "space_id": e["space_id"], "warning": e["flip_warning"], **e["flip"]}
+            {
+                "env": e["env"],
+                "space_id": e["space_id"],
+                "warning": e["flip_warning"],
+                "canonicals": e["canonicals"],
+                **e["flip"],
+            }
             for e in envs
             if e["flip"]
         ],

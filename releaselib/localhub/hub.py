@@ -202,6 +202,7 @@ class LocalHub:
             log=self.log,
             injector=injector,
             endpoint_of=lambda scope: _route_name(routes, scope),
+            builder=self._builder.name,
         )
 
     async def _counters_route(self, request: Request) -> JSONResponse:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from releaselib.hub.embedded import MARKER_HEADER
 from releaselib.localhub.requestlog import RequestLog, RequestRecord
 from releaselib.localhub.scenario import Fault, FaultInjector
 
@@ -16,7 +17,9 @@ CONTROL_PREFIX = "/__localhub/"
 
 
 class TrafficMiddleware:
-    """Logs method, path, endpoint name, status and request bytes; injects faults."""
+    """Logs method, path, endpoint name, status and request bytes; injects faults; marks each
+    answer with ``builder`` when given one (the Hub API, not the Space domains), as
+    :mod:`releaselib.hub.embedded` reads it."""
 
     def __init__(
         self,
@@ -25,11 +28,13 @@ class TrafficMiddleware:
         log: RequestLog,
         injector: FaultInjector,
         endpoint_of: Callable[[Scope], str | None],
+        builder: str | None = None,
     ) -> None:
         self.app = app
         self.log = log
         self.injector = injector
         self.endpoint_of = endpoint_of
+        self.marker = [(MARKER_HEADER.encode(), builder.encode())] if builder else []
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].startswith(CONTROL_PREFIX):
@@ -57,6 +62,7 @@ class TrafficMiddleware:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
+                message = {**message, "headers": [*message.get("headers", []), *self.marker]}
             elif message["type"] == "http.response.body" and not message.get("more_body"):
                 log_once()  # before the client can see the end of the answer
             await send(message)

@@ -38,12 +38,15 @@ def serve(
     scenario: Path | None = None,
     print_env: bool = False,
     out: TextIO = sys.stdout,
-    builder: str = "host",
+    builder: str = "venv",
     openenv: Path | None = None,
     build_timeout: float = BUILD_TIMEOUT,
     build_jobs: int = BUILD_JOBS,
 ) -> None:
-    """Serve until SIGINT or SIGTERM, then stop every Space process. Call from the main thread."""
+    """Serve until SIGINT or SIGTERM, then stop every Space process. Call from the main thread.
+
+    ``builder`` defaults to ``venv``: a Hub serving a real checkout must install what its Spaces
+    declare (under ``host`` nothing is, and a missing package is no verdict)."""
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopped.set())

@@ -80,12 +80,14 @@ class SpaceRuntimes:
         """The ``runtime`` dict of ``space_info``/``get_space_runtime``."""
         space = self._spaces.get(repo.id)
         if space is None:
-            return _runtime_dict("NO_APP_FILE", None, None, [])
+            return _runtime_dict("NO_APP_FILE", None, None, [], self._builder.name)
         with self._lock:
             process = space.process
             if space.stage == "RUNNING" and process and process.exit_code() is not None:
                 space.stage, space.error = "RUNTIME_ERROR", _crash_message(process)
-            return _runtime_dict(space.stage, space.sha, space.error, space.domains)
+            return _runtime_dict(
+                space.stage, space.sha, space.error, space.domains, self._builder.name
+            )
 
     async def deploy(self, repo: Repo) -> None:
         """Build and start the head commit, unless the Space is paused."""
@@ -128,11 +130,11 @@ class SpaceRuntimes:
 
     def build_log(self, repo: Repo) -> tuple[str, float]:
         """The log of the Space's latest build and when it was last written ("" before any)."""
-        path = self._workdir / repo.id / "build.log"
-        try:
-            return path.read_text(errors="replace"), path.stat().st_mtime
-        except FileNotFoundError:
-            return "", 0.0
+        return _read_logs(self._workdir / repo.id, ("build.log",))
+
+    def run_log(self, repo: Repo) -> tuple[str, float]:
+        """What the Space's latest run wrote (stdout, then stderr) and when ("" before any)."""
+        return _read_logs(self._workdir / repo.id, ("stdout.log", "stderr.log"))
 
     # SpaceGate, for the domains
     def visible(self, repo_id: str, authorization: str | None) -> bool:
@@ -312,6 +314,20 @@ class SpaceRuntimes:
             await domain.stop()
 
 
+def _read_logs(run_dir: Path, names: tuple[str, ...]) -> tuple[str, float]:
+    """The text of the logs ``names`` in ``run_dir`` joined, and when the last was written."""
+    texts, written = [], 0.0
+    for name in names:
+        path = run_dir / name
+        try:
+            text, mtime = path.read_text(errors="replace"), path.stat().st_mtime
+        except FileNotFoundError:
+            continue
+        texts.append(text if not text or text.endswith("\n") else text + "\n")
+        written = max(written, mtime)
+    return "".join(texts), written
+
+
 def _drop_other_envs(run_dir: Path, *, keep: Path) -> None:
     """Remove the environments built for the Space's earlier commits."""
     for old in run_dir.glob("env-*"):
@@ -329,8 +345,10 @@ def _crash_message(process: Running) -> str:
 
 
 def _runtime_dict(
-    stage: str, sha: str | None, error: str | None, domains: list[SpaceDomain]
+    stage: str, sha: str | None, error: str | None, domains: list[SpaceDomain], builder: str
 ) -> dict[str, Any]:
+    """The Hub's runtime dict, plus ``localhubBuilder`` (no real Hub sends it): the builder that
+    stood in for the Space's build, so verify knows when nothing was installed."""
     running = stage in ("RUNNING", "APP_STARTING", "RUNNING_BUILDING")
     runtime: dict[str, Any] = {
         "stage": stage,
@@ -341,6 +359,7 @@ def _runtime_dict(
         "devMode": False,
         "domains": [{"domain": domain.address, "stage": "READY"} for domain in domains],
         "sha": sha,
+        "localhubBuilder": builder,
     }
     if error:
         runtime["errorMessage"] = error

@@ -27,7 +27,16 @@ async def space_runtime(request: Request) -> JSONResponse:
 
 async def build_logs(request: Request) -> Response:
     """The latest build's log as the Hub's server-sent events (``fetch_space_logs(build=True)``)."""
-    text, written = context(request).runtimes.build_log(writable_repo(request))
+    return _events(*context(request).runtimes.build_log(writable_repo(request)))
+
+
+async def run_logs(request: Request) -> Response:
+    """The latest run's stdout and stderr, as the Hub serves them (``fetch_space_logs()``)."""
+    return _events(*context(request).runtimes.run_log(writable_repo(request)))
+
+
+def _events(text: str, written: float) -> Response:
+    """``text``, one server-sent event per line, as ``GET /api/spaces/{id}/logs/*`` answers."""
     # whole seconds: the client stops at events later than the Date header (1 s resolution) + 1 s
     stamp = datetime.fromtimestamp(int(written), UTC).isoformat().replace("+00:00", "Z")
     events = (
@@ -92,6 +101,7 @@ def routes() -> list[Route]:
     return [
         Route(f"{_SPACE}/runtime", space_runtime),
         Route(f"{_SPACE}/logs/build", build_logs),
+        Route(f"{_SPACE}/logs/run", run_logs),
         Route(f"{_SPACE}/restart", restart_space, methods=["POST"]),
         Route(f"{_SPACE}/pause", pause_space, methods=["POST"]),
         Route(f"{_SPACE}/variables", space_variables, methods=methods),

@@ -4,6 +4,9 @@ A FAILed env is pinned below the release (whatever commit the FAIL was for: a fa
 pinned until a fix is committed and verified). An env whose PASS stands for its candidate's
 current head has the pins of earlier releases lifted. INCONCLUSIVE and unverified envs, and
 PASSes for an older commit, are left as they are and reported.
+
+Verdicts from the embedded Hub (``releaselib.localhub``) are a stand-in's: pin writes a checkout
+on them only for a rehearsal's private copy, or when the user passes :data:`EMBEDDED_FLAG`.
 """
 
 from __future__ import annotations
@@ -13,13 +16,17 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from releaselib.config import ReleaseConfig
-from releaselib.errors import ReleaseError
+from releaselib.errors import ReleaseError, UsageError
 from releaselib.hub.client import Hub
+from releaselib.hub.embedded import embedded_builder
 from releaselib.publish.pin import PinResult, lift_env_pin, pin_env
+from releaselib.publish.pin_files import tool_written_pins
 from releaselib.records import Verdict
 from releaselib.verify.verdicts import select, standing_pass
 
 Decision = Literal["pin", "lift", "leave"]
+#: The flag that lets ``pin``/``release`` write a checkout on the embedded Hub's verdicts.
+EMBEDDED_FLAG = "--allow-embedded-hub"
 
 
 @dataclass(frozen=True)
@@ -56,9 +63,14 @@ def pin_envs(
     verdicts: Mapping[str, Verdict],
     *,
     envs: list[str] | None = None,
+    embedded_ok: bool = False,
 ) -> list[PinDecision]:
-    """Pin the FAILed envs and lift the pins of passing ones in the checkout ``config.repo``."""
-    decisions = []
+    """Pin the FAILed envs and lift the pins of passing ones in the checkout ``config.repo``.
+
+    A UsageError naming :data:`EMBEDDED_FLAG`, before any write, when there is something to
+    write and ``hub`` is the embedded Hub, unless ``embedded_ok`` (a rehearsal's private copy,
+    or the flag given)."""
+    planned: list[tuple[str, Decision, str]] = []
     for env, verdict in select(verdicts, envs).items():
         if verdict is not None and verdict.outcome == "FAIL":
             decision: Decision = "pin"
@@ -66,6 +78,11 @@ def pin_envs(
         else:
             _, held = standing_pass(hub, verdict)
             decision, reason = ("leave", held) if held is not None else ("lift", "PASS")
+        planned.append((env, decision, reason))
+    if not embedded_ok and any(writes(config, env, decision) for env, decision, _ in planned):
+        refuse_embedded(hub, config)
+    decisions = []
+    for env, decision, reason in planned:
         if decision == "leave":
             decisions.append(PinDecision(env, decision, reason))
             continue
@@ -77,3 +94,23 @@ def pin_envs(
             continue
         decisions.append(PinDecision(env, decision, reason, result))
     return decisions
+
+
+def writes(config: ReleaseConfig, env: str, decision: Decision) -> bool:
+    """Whether ``decision`` may change the checkout: a pin, or a lift of pins this tool wrote."""
+    if decision == "lift":
+        return bool(tool_written_pins(config.repo, env))
+    return decision == "pin"
+
+
+def refuse_embedded(hub: Hub, config: ReleaseConfig) -> None:
+    """A UsageError when ``hub`` is the embedded Hub: its verdicts come from a stand-in build
+    (the ``host`` builder installs nothing), so they do not decide what a checkout pins."""
+    builder = embedded_builder(hub)
+    if builder is not None:
+        raise UsageError(
+            f"pin: the verdicts come from the embedded Hub at {hub.api.endpoint} ({builder} "
+            f"builder), not from the Hub; not writing the checkout {config.repo}",
+            remedy=f"verify on the real Hub, rehearse (which pins a private copy), or pass "
+            f"{EMBEDDED_FLAG} to write the checkout anyway",
+        )

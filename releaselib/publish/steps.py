@@ -97,10 +97,12 @@ def pin_step(
     *,
     envs: list[str] | None = None,
     commit: bool = False,
+    embedded_ok: bool = False,
 ) -> tuple[list[PinDecision], str | None]:
     """Pin the FAILed envs and lift the pins of passing ones; with ``commit``, commit what
-    changed. Returns the decisions and the commit's sha (None: nothing committed)."""
-    decisions = pin_envs(hub, config, from_ledger(ledger), envs=envs)
+    changed. Returns the decisions and the commit's sha (None: nothing committed).
+    ``embedded_ok``: see :func:`~releaselib.publish.pin_step.pin_envs`."""
+    decisions = pin_envs(hub, config, from_ledger(ledger), envs=envs, embedded_ok=embedded_ok)
     step_records.record_pins(ledger, decisions)
     results = [d.result for d in decisions if d.result is not None]
     sha = None

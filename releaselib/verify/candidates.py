@@ -189,6 +189,16 @@ def _not_probed(state: SpaceState, plan: ProbePlan) -> VerifyResult:
     """The verdict on a Space the Hub reports failed or missing: FAIL only for the Space's own
     BUILD_ERROR/RUNTIME_ERROR; a missing, refused-config, paused or stopped one is not evidence."""
     last_line = state.error_tail(1) or "no errorMessage"
+    if state.stage in SPACE_FAILURES and state.uninstalled:
+        why = "the host builder installs nothing; use --builder venv"
+        return VerifyResult(
+            plan.env,
+            state.space_id,
+            state,
+            Outcome.INCONCLUSIVE,
+            f"{state.stage}: {last_line}; {why}",
+            our_error=True,
+        )
     lacked = needs_named(state.error or "", plan.needs) if state.stage == "RUNTIME_ERROR" else ()
     if lacked:  # the env stopped for a need its plugin declares (a build error always wins)
         reason = (

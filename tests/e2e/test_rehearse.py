@@ -17,7 +17,12 @@ def rehearsal(tmp_path_factory: pytest.TempPathFactory):
     before = tree_digest(examples_dir())
     workdir = tmp_path_factory.mktemp("rehearsal") / "r"
     lines: list[str] = []
-    result = rehearse(workdir, on_event=lines.append, on_progress=lambda *seen: PROGRESS.append(seen))
+    result = rehearse(
+        workdir,
+        on_event=lines.append,
+        on_progress=lambda *seen: PROGRESS.append(seen),
+        kept=True,
+    )
     return result, workdir, lines, before
 
 
@@ -63,7 +68,7 @@ def test_the_briefing_lists_each_env_with_its_decision(rehearsal) -> None:
     assert "- reset: POST /reset sent `{}`, answered 200: `{" in text  # the evidence kept
     assert "- step: POST /step sent `{\"action\":" in text
     assert text.startswith(BRIEFING_MARKER) and "a rehearsal on the embedded Hub, builder `host`" in text
-    assert result.report["rehearsal"] == {"builder": "host", "source": "examples/"}
+    assert {k: result.report["rehearsal"][k] for k in ("builder", "source", "kept")} == {"builder": "host", "source": "examples/", "kept": True}
 
 
 def test_the_failed_env_is_pinned_in_the_rehearsal_checkout_only(rehearsal) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from huggingface_hub import HfApi
 
 from openenv_release.cli import program
 from releaselib.localhub import LocalHub
@@ -33,6 +34,10 @@ def run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str, 
         code = int(exc.code or 0)
     captured = capsys.readouterr()
     return code, captured.out, captured.err
+
+
+def hub_api(hub: LocalHub) -> HfApi:
+    return HfApi(endpoint=hub.endpoint, token=hub.token)
 
 
 def briefing(staging: Path) -> tuple[str, dict[str, Any]]:
@@ -59,7 +64,7 @@ def test_reruns_keep_the_briefing_and_the_board_true(
             monkeypatch.setenv(key, value)
         staging = tmp_path / "staging"
         flags = ["--repo", str(repo), "--staging-dir", str(staging), "--hub-endpoint", hub.endpoint]
-        release = ["release", *flags, "--timeout", "5", "--wait", "120"]
+        release = ["release", *flags, "--timeout", "5", "--wait", "120", "--allow-embedded-hub"]
         status = ["status", *flags, "--json"]
 
         # --from a step the ledger never reached: nothing to redo
@@ -132,7 +137,11 @@ def test_reruns_keep_the_briefing_and_the_board_true(
         assert flip["env"] == ENV and flip["targets"] == [CANONICAL]
         assert flip["run"] == entry["evidence"]["run"] >= 3
         assert entry["pin_diff"] == "" and "<0.2.2" not in pyproject.read_text()
-        assert f"| {ENV} | {CANONICAL} |" in section(text, "Evidence for the canonical flips")
+        held = hub_api(hub).space_info(CANONICAL).sha
+        assert flip["canonicals"] == [{"id": CANONICAL, "commit": held}] == entry["canonicals"]
+        assert f"| {ENV} | `{CANONICAL}` (`{held[:12]}`) |" in section(text, "Evidence for the canonical flips")
+        assert f"- canonical `{CANONICAL}` holds `{held}`" in text
+        assert f"| collection | `{report['collection']}` |" in text and report["collection"]
         cleanup = json.loads(run(capsys, status)[1])[0]["next"]
         assert cleanup.startswith("openenv-release cleanup") and cleanup.endswith(" --archive --yes")
 
@@ -143,5 +152,12 @@ def test_reruns_keep_the_briefing_and_the_board_true(
             assert code == 0, (line, out, err)
         assert hub.counters().commits == before
         assert briefing(staging)[1]["envs"] == report["envs"]
+
+        # archived, the candidate shows as paused once the briefing is written again
+        assert run(capsys, shlex.split(cleanup)[1:])[0] == 0
+        assert run(capsys, ["report", "--repo", str(repo), "--staging-dir", str(staging)])[0] == 0
+        text, report = briefing(staging)
+        assert report["envs"][0]["runtime"] == "PAUSED" and "- runtime: PAUSED now" in text
+        assert "**1 env**:" in text
     finally:
         hub.stop()

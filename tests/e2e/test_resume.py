@@ -39,7 +39,8 @@ def checkout_with(tmp: Path) -> Path:
 def start_release(hub: LocalHub, repo: Path, staging: Path) -> subprocess.Popen[bytes]:
     code = "from openenv_release.cli import main; main()"
     args = ["release", "--repo", str(repo), "--staging-dir", str(staging),
-            "--hub-endpoint", hub.endpoint, "--timeout", "5", "--wait", "120", "--json"]
+            "--hub-endpoint", hub.endpoint, "--timeout", "5", "--wait", "120", "--json",
+            "--allow-embedded-hub"]
     env = {**os.environ, **hub.client_env(), "OPENENV_RELEASE_REMOTE": str(repo / "no-remote")}
     return subprocess.Popen([sys.executable, "-c", code, *args], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -90,6 +90,20 @@ def test_spaces_ls_expand_runtime_reaches_running_with_domains(hf: Any, space: s
     assert [d["stage"] for d in listed["runtime"]["raw"]["domains"]] == ["READY"]
 
 
+def test_spaces_logs_shows_the_run_logs_and_the_build_logs(hf: Any, space: str, hub: LocalHub) -> None:
+    test_spaces_ls_expand_runtime_reaches_running_with_domains(hf, space)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **hub.client_env()}
+
+    def logs(*flags: str) -> str:
+        result = subprocess.run([str(HF), "spaces", "logs", space, *flags], capture_output=True, text=True, env=env, timeout=120)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    assert "Application startup complete." in logs()  # uvicorn's stderr, as the app wrote it
+    assert "Application startup complete." in logs("-n", "50")
+    assert "host builder" in logs("--build") and "Application startup" not in logs("--build")
+
+
 def test_spaces_info_shows_the_uploaded_commit_and_card(hf: Any, space: str) -> None:
     info = hf("spaces", "info", space)
     assert info["sdk"] == "docker" and info["private"] is True
