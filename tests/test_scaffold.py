@@ -15,6 +15,7 @@ from invoke.program import Program
 from openenv_release.plugin_tasks import plugin
 from releaselib.errors import UsageError
 from releaselib.scaffold import new_plugin, register
+from tests.helpers import waits
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -42,7 +43,7 @@ def builtins(root: Path) -> list[str]:
 
 def run(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", *argv], cwd=root, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", *argv], cwd=root, capture_output=True, text=True, timeout=waits(120)
     )
 
 

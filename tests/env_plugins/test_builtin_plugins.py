@@ -17,7 +17,7 @@ from env_plugins._common import (
     tarball_instead_of_clone,
 )
 from releaselib.edit.dockerfile_model import Dockerfile
-from releaselib.plugins import PluginRegistry, get_plugin_manager
+from tests.helpers import builtin_registry
 
 
 def test_every_env_module_is_registered_and_names_its_own_env() -> None:
@@ -27,7 +27,7 @@ def test_every_env_module_is_registered_and_names_its_own_env() -> None:
     assert {f"env_plugins.{m}" for m in modules} == {
         p for p in BUILTIN_PLUGINS if p.startswith("env_plugins.")
     }
-    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    registry = builtin_registry()
     for module in modules:
         profiles = importlib.import_module(f"env_plugins.{module}").openenv_release_envs()
         assert [p.env for p in profiles] == [module]
@@ -35,7 +35,7 @@ def test_every_env_module_is_registered_and_names_its_own_env() -> None:
 
 
 def test_the_seed_canonical_map_is_carried_by_plugins() -> None:
-    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    registry = builtin_registry()
     targets = {
         env: [(t.repo, t.env_vars) for t in o.record.targets]
         for env, o in registry.profiles().items()
@@ -128,7 +128,7 @@ def test_a_git_clone_becomes_a_pinned_tarball(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("env", ["maze_env", "snake_env"])
 def test_maze_and_snake_fix_is_registered(env: str) -> None:
-    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    registry = builtin_registry()
     assert [o.record.name for o in registry.fixes(env)] == ["legacy-pythonpath"]
 
 
@@ -143,7 +143,7 @@ def test_maze_and_snake_fix_is_registered(env: str) -> None:
 def test_envs_whose_schema_cannot_give_a_valid_step_bring_their_own(env: str, action: dict) -> None:
     from releaselib.verify.candidates import step_body_of
 
-    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    registry = builtin_registry()
     assert step_body_of(registry.probes(env)) == {"action": action}
     assert step_body_of(registry.probes("echo_env")) is None  # echo's schema gives a valid step
 
@@ -157,7 +157,7 @@ def test_calendar_seed_data_webhook_is_an_allowed_finding_and_nothing_else_is(tm
     rel = "envs/calendar_env/server/data/watch_channel_seed_data.py"
     seed = tmp_path / "seed.py"  # the line as OpenEnv's calendar seed data has it (made up)
     seed.write_text('x = "https://hooks.slack.com/services/T123/B456/dev-calendar-notifications"\n')
-    allowed = PluginRegistry(get_plugin_manager(entry_points=False)).allowed_secrets("calendar_env")
+    allowed = builtin_registry().allowed_secrets("calendar_env")
     (finding,) = scan_secrets(Sources({}, {rel: seed}, ()), Scanner(), allowed)
     assert (finding.path, finding.kind) == (rel, "Slack Token")
     assert finding.allowed_by and "calendar_env" in finding.allowed_by
