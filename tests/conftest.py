@@ -9,9 +9,17 @@ import pytest
 from huggingface_hub import close_session, set_client_factory
 from huggingface_hub.utils._http import default_client_factory
 
-from tests.helpers import copy_examples
+from tests.helpers import copy_examples, waits
 
 pytest_plugins = ["releaselib.localhub.fixtures"]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """pytest-timeout's per-test limit (ini ``timeout``) scales with the wait factor too, unless
+    ``--timeout`` is given."""
+    if config.getoption("timeout", None) is None and config.getini("timeout"):
+        config.option.timeout = waits(float(config.getini("timeout")))
 
 
 @pytest.fixture(autouse=True)

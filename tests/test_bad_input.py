@@ -206,7 +206,7 @@ def test_a_hub_answering_html_is_one_line_saying_so(checkout: Path, tmp_path: Pa
 
 
 def config_for(repo: Path, tmp_path: Path, **changes: object) -> ReleaseConfig:
-    return release_config(repo, tmp_path / "staging", jobs=1, **changes)
+    return release_config(repo, tmp_path / "staging", jobs=1).with_(**changes)
 
 
 def registry(*plugins: object) -> PluginRegistry:

@@ -34,7 +34,7 @@ def checkout(tmp_path: Path) -> Path:
 
 
 def config_for(repo: Path, tmp_path: Path, **changes: object) -> ReleaseConfig:
-    return release_config(repo, tmp_path / "staging", ref="main", dist="openenv", jobs=3, **changes)
+    return release_config(repo, tmp_path / "staging", ref="main", dist="openenv", jobs=3).with_(**changes)
 
 
 def release(hub_endpoint: str, token: str | None, config: ReleaseConfig, *, dry_run: bool = False):
