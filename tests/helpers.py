@@ -1,5 +1,6 @@
 """What the tests share: the wait factor, the console-script runner, OpenEnv-shaped checkouts
-and a release config. ``tests/conftest.py`` turns the checkout and config into fixtures."""
+and a release config, golden files. ``tests/conftest.py`` imports them (its ``checkout`` fixture
+is ``copy_examples``)."""
 
 from __future__ import annotations
 
@@ -131,6 +132,7 @@ def assert_golden(path: Path, actual: str) -> None:
     """``actual`` is the golden file at ``path``, byte for byte; ``UPDATE_GOLDEN=1`` rewrites
     the file first."""
     if os.environ.get("UPDATE_GOLDEN"):
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(actual.encode("utf-8"))
     assert actual == path.read_bytes().decode("utf-8"), f"differs from {path.name}"
 
