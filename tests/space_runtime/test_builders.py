@@ -95,7 +95,7 @@ def test_a_git_requirement_on_a_gitless_image_is_a_build_error_recover_can_name(
 def test_a_hanging_build_holds_up_no_other_space_and_ends_as_a_build_error(tmp_path: Path) -> None:
     with (
         socket.socket() as black_hole,
-        LocalHub(tmp_path / "hub", builder="venv", build_timeout=8, build_jobs=2) as hub,
+        LocalHub(tmp_path / "hub", builder="venv", build_timeout=waits(8), build_jobs=2) as hub,
     ):
         black_hole.bind(("127.0.0.1", 0))
         black_hole.listen()  # accepts connections, never answers
