@@ -23,7 +23,8 @@ nox.options.reuse_existing_virtualenvs = True
 
 @nox.session(python="3.11")
 def tests(session: nox.Session) -> None:
-    """Run the test suite."""
+    """Run the test suite: the default run (venv, resume and slow left out), or what the posargs
+    select (``-- -m "venv or resume or slow"``)."""
     session.install("-e", ".[test]")
     session.run("pytest", *session.posargs)
 

@@ -1,10 +1,25 @@
+"""Fixtures every test can use: a checkout of the example envs and the Hub client reset. What
+tests share beyond fixtures (the wait factor, the console-script runner, the release config,
+small checkouts) is in ``tests/helpers.py``."""
+
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from huggingface_hub import close_session, set_client_factory
 from huggingface_hub.utils._http import default_client_factory
 
+from tests.helpers import copy_examples, waits
+
 pytest_plugins = ["releaselib.localhub.fixtures"]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """pytest-timeout's per-test limit (ini ``timeout``) scales with the wait factor too, unless
+    ``--timeout`` is given."""
+    if config.getoption("timeout", None) is None and config.getini("timeout"):
+        config.option.timeout = waits(float(config.getini("timeout")))
 
 
 @pytest.fixture(autouse=True)
@@ -14,3 +29,12 @@ def default_hub_client() -> Iterator[None]:
     yield
     set_client_factory(default_client_factory)
     close_session()
+
+
+@pytest.fixture
+def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of ``examples/`` (five envs) at ``tmp_path/OpenEnv``, with no git remote to ask
+    for release tags. Test files that need another checkout define their own."""
+    monkeypatch.setenv("OPENENV_RELEASE_REMOTE", str(tmp_path / "no-remote"))
+    return copy_examples(tmp_path / "OpenEnv")
+

@@ -18,10 +18,11 @@ from releaselib.hub.client import Hub
 from releaselib.hub.deploy import canonical_fence, deploy_all
 from releaselib.hub.retry import RetryPolicy
 from releaselib.localhub import LocalHub
-from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.plugins import PluginRegistry
 from releaselib.records import Verdict
 from releaselib.stage.discover import discover_envs
 from releaselib.stage.stage_env import stage_envs
+from tests.helpers import builtin_registry, release_config
 
 GOLDEN = Path(__file__).parent / "golden" / "promote"
 FAST = RetryPolicy(attempts=4, base=0.01, cap=0.05)
@@ -81,11 +82,8 @@ def write_checkout(root: Path, envs: dict[str, tuple[str, str | None]]) -> Path:
 def make_release(local: LocalHub, tmp_path: Path, envs: dict[str, tuple[str, str | None]] = OUTCOMES, *, canonicals: tuple[str, ...] = CANONICALS) -> Release:
     """Stage and deploy ``envs`` as candidates, create the canonical Spaces, record verdicts."""
     checkout = write_checkout(tmp_path / "OpenEnv", envs)
-    config = ReleaseConfig(
-        repo=checkout, version="0.2.2", ref="main", ref_reason="test", dist="openenv",
-        suffix="-0.2.2", staging_dir=tmp_path / "staging", hub_endpoint=local.endpoint,
-    )
-    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    config = release_config(checkout, tmp_path / "staging", ref="main", dist="openenv", hub_endpoint=local.endpoint)
+    registry = builtin_registry()
     hub = Hub.connect(local.endpoint, token=local.token, policy=FAST)
     staged = stage_envs(config, discover_envs(checkout), registry)
     deployed = deploy_all(hub, config, staged, fence=canonical_fence(config, registry))

@@ -27,13 +27,12 @@ from releaselib.hub.client import Hub
 from releaselib.hub.deploy import canonical_fence, deploy_all
 from releaselib.hub.retry import RetryPolicy
 from releaselib.localhub import Fault, LocalHub, Scenario, SpaceBehaviour
-from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.plugins import PluginRegistry
 from releaselib.records import Check, EnvProfile, Fix, StagedSpace
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.stage.stage_env import MAX_FILE_BYTES, stage_envs
 from tests.corpus import tree_digest
-from tests.test_stage import make_env, write
-from tests.test_tasks import cli
+from tests.helpers import builtin_registry, make_env, openenv_root, release_config, user_cli, write
 
 HTML = "<html><head><title>Sign in</title></head><body>Please sign in</body></html>"
 FAST = RetryPolicy(attempts=2, base=0.01, cap=0.01)
@@ -44,9 +43,7 @@ Setup = Callable[[Path, Path], object]
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
     """An OpenEnv-shaped checkout with two healthy envs, a_env and b_env."""
-    repo = tmp_path / "OpenEnv"
-    write(repo / "pyproject.toml", '[project]\nname = "openenv"\nversion = "0.2.2"\n')
-    write(repo / "src" / "openenv" / "core" / "__init__.py", "")
+    repo = openenv_root(tmp_path / "OpenEnv")
     make_env(repo, "a_env")
     make_env(repo, "b_env")
     return repo
@@ -59,7 +56,7 @@ def run(checkout: Path, tmp_path: Path, *args: str, **env: str) -> subprocess.Co
     defaults = [] if "--repo" in args else ["--repo", str(checkout)]
     if "--staging-dir" not in args:
         defaults += ["--staging-dir", str(tmp_path / "staging")]
-    result = cli(*args, *defaults, **env)
+    result = user_cli(*args, *defaults, **env)
     assert tree_digest(checkout) == before, "the checkout changed"
     return result
 
@@ -220,17 +217,11 @@ def test_a_hub_answering_html_is_one_line_saying_so(checkout: Path, tmp_path: Pa
 
 
 def config_for(repo: Path, tmp_path: Path, **changes: object) -> ReleaseConfig:
-    return ReleaseConfig(
-        repo=repo, version="0.2.2", ref="v0.2.2", ref_reason="test", dist="openenv-core",
-        suffix="-0.2.2", staging_dir=tmp_path / "staging", jobs=1,
-    ).with_(**changes)
+    return release_config(repo, tmp_path / "staging", jobs=1).with_(**changes)
 
 
 def registry(*plugins: object) -> PluginRegistry:
-    pm = get_plugin_manager(entry_points=False)
-    for plugin in plugins:
-        pm.register(plugin)
-    return PluginRegistry(pm)
+    return builtin_registry(*plugins)
 
 
 def stage_all(checkout: Path, tmp_path: Path, *plugins: object) -> dict[str, StagedSpace]:
@@ -247,7 +238,7 @@ def test_an_env_dir_with_a_space_is_listed_as_not_deployable_and_the_others_stag
     assert specs["a b"].reason.startswith("'a b' is not a valid env name") and "rename the directory" in specs["a b"].reason
     staged = stage_envs(config_for(checkout, tmp_path), select_envs(specs.values(), []), registry())
     assert [(s.env, s.ok) for s in staged] == [("a_env", True), ("b_env", True)]
-    listed = cli("envs", "--json", "--repo", str(checkout))
+    listed = user_cli("envs", "--json", "--repo", str(checkout))
     assert listed.returncode == 0, listed.stderr
     assert {e["env"]: e["deployable"] for e in json.loads(listed.stdout)} == {"a b": False, "a_env": True, "b_env": True}
 

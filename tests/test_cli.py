@@ -10,8 +10,7 @@ from pathlib import Path
 
 from openenv_release.cli import BROKEN_PIPE
 from openenv_release.tasks import ns
-
-MAIN = "from openenv_release.cli import main; main()"
+from tests.helpers import cli, waits
 
 
 def test_list_into_a_pipe_closed_early_exits_quietly() -> None:
@@ -19,7 +18,7 @@ def test_list_into_a_pipe_closed_early_exits_quietly() -> None:
     read, write = os.pipe()
     os.close(read)
     try:
-        result = subprocess.run([sys.executable, "-c", MAIN, "--list"], stdout=write, stderr=subprocess.PIPE, text=True, timeout=60)
+        result = cli("--list", stdout=write, stderr=subprocess.PIPE, timeout=60)
     finally:
         os.close(write)
     assert result.stderr == ""
@@ -32,7 +31,7 @@ def test_a_rich_table_into_a_pipe_closed_early_exits_as_a_broken_pipe(tmp_path) 
     read, write = os.pipe()
     os.close(read)
     try:
-        result = subprocess.run([sys.executable, "-c", MAIN, "envs", "--repo", str(examples)], stdout=write, stderr=subprocess.PIPE, text=True, timeout=60)
+        result = cli("envs", "--repo", str(examples), stdout=write, stderr=subprocess.PIPE, timeout=60)
     finally:
         os.close(write)
     assert result.stderr == ""
@@ -65,7 +64,7 @@ def loaded_by(*argv: str) -> tuple[str, list[str]]:
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         f"print(json.dumps([m for m in {SLOW!r} if m in sys.modules]))"
     )
-    result = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=waits(120))
     *out, loaded = result.stdout.splitlines()
     return "\n".join(out), json.loads(loaded)
 

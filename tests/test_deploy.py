@@ -14,9 +14,9 @@ from releaselib.hub.client import Hub
 from releaselib.hub.deploy import canonical_fence, check_repo_id, deploy_all, plan_all
 from releaselib.hub.retry import RetryPolicy
 from releaselib.localhub.scenario import Fault, Scenario
-from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.stage.stage_env import stage_envs
+from tests.helpers import builtin_registry, cli, release_config, user_cli
 
 EXAMPLE_ENV = Path(__file__).resolve().parents[1] / "examples" / "envs" / "echo_env"
 FAST = RetryPolicy(attempts=8, base=0.01, cap=0.05)
@@ -34,15 +34,11 @@ def checkout(tmp_path: Path) -> Path:
 
 
 def config_for(repo: Path, tmp_path: Path, **changes: object) -> ReleaseConfig:
-    base = ReleaseConfig(
-        repo=repo, version="0.2.2", ref="main", ref_reason="test", dist="openenv",
-        suffix="-0.2.2", staging_dir=tmp_path / "staging", jobs=3,
-    )
-    return base.with_(**changes)
+    return release_config(repo, tmp_path / "staging", ref="main", dist="openenv", jobs=3).with_(**changes)
 
 
 def release(hub_endpoint: str, token: str | None, config: ReleaseConfig, *, dry_run: bool = False):
-    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    registry = builtin_registry()
     staged = stage_envs(config, select_envs(discover_envs(config.repo), []), registry)
     hub = Hub.connect(hub_endpoint, token=token, policy=FAST)
     fence = canonical_fence(config, registry)
@@ -210,18 +206,15 @@ def test_faults_on_a_fifth_of_requests_end_in_the_same_state_without_duplicate_c
 def test_the_deploy_task_records_into_the_release_ledger_when_it_exists(localhub, checkout, tmp_path) -> None:
     import json
     import os
-    import subprocess
-    import sys
 
     from releaselib.ledger.ledger import Ledger, default_path
     from releaselib.release import release_key
 
     config = config_for(checkout, tmp_path)
     Ledger.load(default_path(config), release_key(config))
-    code = "from openenv_release.cli import main; main()"
     env = {**os.environ, **localhub.client_env(), "OPENENV_RELEASE_REMOTE": str(tmp_path / "none")}
     args = ["deploy", "--repo", str(checkout), "--staging-dir", str(tmp_path / "staging"), "--version", "0.2.2", "--env", "alpha_env"]
-    result = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120)
+    result = cli(*args, env=env)
     assert result.returncode == 0, result.stderr
     recorded = json.loads(default_path(config).read_text())["envs"]
     assert set(recorded) == {"alpha_env"}
@@ -252,7 +245,6 @@ def test_deploy_never_writes_a_canonical_space(localhub, checkout, tmp_path, con
     """Issue 12: ``deploy --suffix ""`` once pushed an unverified tree into the public canonical
     openenv/echo_env, flipped it private and exited 0."""
     from tests.test_bad_input import assert_one_line
-    from tests.test_tasks import cli
 
     shutil.copytree(EXAMPLE_ENV, checkout / "envs" / "echo_env")
     (tmp_path / "invoke.yaml").write_text('release:\n  suffix: ""\n')
@@ -261,7 +253,7 @@ def test_deploy_never_writes_a_canonical_space(localhub, checkout, tmp_path, con
     localhub.reset_counters()
     core = ["-f", str(tmp_path / "invoke.yaml")] if config_file else []
     task = ["deploy", "--repo", str(checkout), "--staging-dir", str(tmp_path / "staging"), "--version", "0.2.2"]
-    result = cli(*core, *task, *args, **localhub.client_env(), **env)
+    result = user_cli(*core, *task, *args, **localhub.client_env(), **env)
     assert_one_line(result, 2, fragment, "promote")
     for space_id, sha in heads.items():
         info = api.space_info(space_id)
@@ -274,7 +266,7 @@ def test_deploy_refuses_a_repo_id_naming_a_canonical_in_another_case_or_namespac
     """``--namespace foo --repo-id openenv/echo_env`` once overwrote the canonical: the fence
     compares names without case, in every namespace."""
     config = config_for(checkout, tmp_path).with_(namespace="foo")
-    fence = canonical_fence(config, PluginRegistry(get_plugin_manager(entry_points=False)))
+    fence = canonical_fence(config, builtin_registry())
     for repo_id in ("openenv/echo_env", "OpenEnv/Echo_Env", "foo/ECHO_ENV"):
         with pytest.raises(UsageError, match=r"is a canonical Space.*only promote"):
             check_repo_id(repo_id, ["echo_env"], fence)

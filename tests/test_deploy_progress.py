@@ -7,12 +7,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from rich.console import Console
 
 from releaselib.console import ProgressBoard
+from tests.helpers import cli
 
 EXAMPLE_ENV = Path(__file__).resolve().parents[1] / "examples" / "envs" / "echo_env"
 SPACE = "openenv/alpha_env-0.2.2"
@@ -26,8 +26,7 @@ def deploy(localhub, tmp_path: Path, *flags: str) -> subprocess.CompletedProcess
         shutil.copytree(EXAMPLE_ENV, repo / "envs" / "alpha_env")
     env = {**os.environ, **localhub.client_env(), "OPENENV_RELEASE_REMOTE": str(tmp_path / "none")}
     args = ["deploy", "--repo", str(repo), "--staging-dir", str(tmp_path / "staging"), *flags]
-    code = "from openenv_release.cli import main; main()"
-    return subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120)
+    return cli(*args, env=env)
 
 
 def events(stderr: str) -> list[str]:

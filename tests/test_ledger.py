@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from releaselib.config import ReleaseConfig
 from releaselib.errors import LedgerError
 from releaselib.files import write_atomic
 from releaselib.ledger.ledger import SCHEMA, STEPS, Ledger, default_path
+from tests.helpers import release_config, waits
 
 RELEASE = {"namespace": "openenv", "version": "0.2.2", "suffix": "-0.2.2", "ref": "main"}
 CANARY = "canary-7f3e9b1c2d4a"
@@ -118,15 +118,7 @@ def test_a_newer_schema_is_refused(path: Path) -> None:
 
 
 def test_default_path_is_per_release_tuple_under_the_staging_dir(tmp_path: Path) -> None:
-    config = ReleaseConfig(
-        repo=tmp_path,
-        version="0.2.2",
-        ref="main",
-        ref_reason="",
-        dist="openenv",
-        suffix="-0.2.2",
-        staging_dir=tmp_path / "hf-staging",
-    )
+    config = release_config(tmp_path, tmp_path / "hf-staging", ref="main", ref_reason="", dist="openenv")
     assert default_path(config) == tmp_path / "hf-staging" / "ledger-openenv-0.2.2.json"
     assert default_path(config.with_(version="0.2.3")) != default_path(config)
     custom = default_path(config.with_(suffix="-rc1"))
@@ -282,7 +274,7 @@ def test_concurrent_records_from_eight_threads_lose_nothing(path: Path) -> None:
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=60)
+        thread.join(timeout=waits(60))
     assert missing == []
     reloaded = Ledger.load(path, RELEASE)
     assert len(reloaded.envs()) == 8 * 15
@@ -312,14 +304,14 @@ def test_a_writer_killed_mid_write_never_leaves_a_broken_file(path: Path) -> Non
     for round_ in range(6):
         proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], cwd=ROOT)
         try:
-            deadline = time.monotonic() + 20
+            deadline = time.monotonic() + waits(20)
             while not path.exists() and time.monotonic() < deadline:
                 time.sleep(0.01)
             time.sleep(0.1 + 0.07 * round_)
             assert proc.poll() is None, "the writer stopped by itself"
         finally:
             proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=10)
+            proc.wait(timeout=waits(10))
         data = on_disk(path)
         assert data["schema"] == SCHEMA
         assert isinstance(data["envs"], dict)
@@ -402,7 +394,7 @@ def test_two_processes_recording_into_one_ledger_both_survive(path: Path) -> Non
         assert proc.stdin is not None
         proc.stdin.write("go\n")
         proc.stdin.close()
-    assert [proc.wait(timeout=60) for proc in procs] == [0, 0]
+    assert [proc.wait(timeout=waits(60)) for proc in procs] == [0, 0]
     envs = on_disk(path)["envs"]
     assert envs["a_env"]["verify"]["n"] == 14 and envs["a_env"]["verify"]["attempt"] == 15
     assert envs["b_env"]["verify"]["n"] == 14 and envs["b_env"]["verify"]["attempt"] == 15
@@ -428,7 +420,7 @@ def test_a_ledger_write_waits_for_the_run_holding_its_lock(path: Path) -> None:
         proc.stdin.close()
         assert proc.stderr.readline().startswith(f"waiting for pid {os.getpid()}, which holds ledger")
         assert "a_env" not in on_disk(path)["envs"]
-    assert proc.wait(timeout=60) == 0
+    assert proc.wait(timeout=waits(60)) == 0
     assert on_disk(path)["envs"]["a_env"]["verify"]["attempt"] == 15
 
 
@@ -440,3 +432,23 @@ def test_an_attempt_goes_to_the_history_and_leaves_the_standing_record(path: Pat
     reread = Ledger.load(path, RELEASE)
     assert [r.data["outcome"] for r in reread.history("echo_env", "verify")] == ["PASS", "INCONCLUSIVE"]
     assert on_disk(path)["envs"]["echo_env"]["verify"]["outcome"] == "PASS"
+
+
+class _StoppedClock(datetime):
+    """A clock that does not move (a coarse tick, or one set back to the same instant)."""
+
+    @classmethod
+    def now(cls, tz: Any = None) -> _StoppedClock:  # type: ignore[override]
+        return cls(2026, 1, 1, tzinfo=tz)
+
+
+def test_history_keeps_the_order_of_records_made_within_one_clock_tick(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("releaselib.ledger.ledger.datetime", _StoppedClock)
+    ledger = Ledger.load(path, RELEASE)
+    outcomes = ["PASS", "INCONCLUSIVE", "FAIL", "INCONCLUSIVE"]
+    ledger.record("echo_env", "verify", outcome=outcomes[0])
+    for outcome in outcomes[1:]:
+        ledger.attempt("echo_env", "verify", outcome=outcome)
+    history = Ledger.load(path, RELEASE).history("echo_env", "verify")
+    assert [r.data["outcome"] for r in history] == outcomes
+    assert len({r.at for r in history}) == len(outcomes)

@@ -15,16 +15,10 @@ from huggingface_hub import HfApi
 
 from releaselib.localhub import LocalHub
 from releaselib.localhub.serve import announcement
+from tests.helpers import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 USER_TOKEN = "hf_" + "u" * 34  # what a developer's shell might hold
-
-
-def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    code = "from openenv_release.cli import main; main()"
-    return subprocess.run(
-        [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120
-    )
 
 
 def test_the_json_line_names_the_ca_bundle(localhub: LocalHub) -> None:

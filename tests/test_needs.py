@@ -28,6 +28,7 @@ from releaselib.release import Release, ReleaseOptions, release_key
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.verify.candidates import VerifyResult, rehearsed
 from releaselib.verify.probe import Outcome
+from tests.helpers import waits
 
 
 @pytest.mark.parametrize(
@@ -141,7 +142,7 @@ def test_in_a_rehearsal_an_env_that_needs_a_secret_is_inconclusive_and_never_pin
 
             def release(rehearsal: str | None):
                 options = ReleaseOptions(  # without a rehearsal, the embedded Hub stands in for the real one
-                    timeout=5.0, wait=120.0, interval=0.5, tls=tls, rehearsal=rehearsal, allow_embedded_hub=rehearsal is None,
+                    timeout=5.0, wait=waits(120.0), interval=0.5, tls=tls, rehearsal=rehearsal, allow_embedded_hub=rehearsal is None,
                 )
                 return Release(config, resolution, hub, registry, ledger, options).run(specs)
 

@@ -24,6 +24,7 @@ from releaselib.hub.runtime import settle
 from releaselib.localhub import LocalHub
 from releaselib.records import Probe
 from releaselib.verify.probe import Outcome, ProbeResult, probe_base_url
+from tests.helpers import waits
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "envs"
 #: env -> the body of its step: real repl_env answers a bare HTTP step this way.
@@ -107,7 +108,7 @@ def domain(hub: LocalHub, env: str) -> str:
     connected = Hub.connect(
         hub.endpoint, token=hub.token, policy=RetryPolicy(attempts=4, base=0.01, cap=0.05)
     )
-    state = settle(connected, f"openenv/{env}", wait=120, interval=0.2)
+    state = settle(connected, f"openenv/{env}", wait=waits(120), interval=0.2)
     assert state.stage == "RUNNING" and state.domains, state
     return state.domains[0].name
 
@@ -116,7 +117,7 @@ def probe(hub: LocalHub, env: str, step_body: dict | None = None) -> ProbeResult
     headers = {"Authorization": f"Bearer {hub.token}"}
     return probe_base_url(
         f"https://{domain(hub, env)}",
-        timeout=30,
+        timeout=waits(30),
         headers=headers,
         verify=tls(hub),
         probes=() if step_body is None else (Probe("step", "POST", "/step", step_body),),
@@ -163,18 +164,18 @@ def test_an_env_whose_step_always_raises_still_fails_on_its_http_answer(hub: Loc
 def test_a_private_spaces_ws_is_refused_without_the_token_as_its_http_is(hub: LocalHub) -> None:
     uri = f"wss://{domain(hub, 'needs_reset_env')}/ws"
     with pytest.raises(InvalidStatus) as refused:
-        connect(uri, ssl=tls(hub), open_timeout=30)
+        connect(uri, ssl=tls(hub), open_timeout=waits(30))
     assert refused.value.response.status_code == 404
     with connect(
         uri,
         ssl=tls(hub),
-        open_timeout=30,
+        open_timeout=waits(30),
         additional_headers={"Authorization": f"Bearer {hub.token}"},
     ) as ws:
         ws.send(json.dumps({"type": "reset", "data": {}}))
-        assert json.loads(ws.recv(timeout=30))["type"] == "observation"
+        assert json.loads(ws.recv(timeout=waits(30)))["type"] == "observation"
         ws.send(b"\x00binary")  # a binary frame crosses the proxy; the env answers it
-        assert json.loads(ws.recv(timeout=30))["type"] == "error"
+        assert json.loads(ws.recv(timeout=waits(30)))["type"] == "error"
 
 
 class NoWebSocket(BaseHTTPRequestHandler):

@@ -9,6 +9,7 @@ from huggingface_hub import CommitOperationAdd, SpaceCard
 from releaselib.edit.readme import runtime_url
 from releaselib.publish.promote import canonical_targets, promote
 from releaselib.records import Verdict
+from tests.helpers import builtin_registry
 from tests.release_world import make_release, writes
 
 
@@ -17,9 +18,8 @@ def by_target(decisions):
 
 
 def test_canonical_targets_come_from_the_plugin_or_the_env_name_and_the_listing(tmp_path: Path) -> None:
-    from releaselib.plugins import PluginRegistry, get_plugin_manager
 
-    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    registry = builtin_registry()
     listing = {"openenv/repl_env", "openenv/sudoku", "openenv/echo_env"}
     repl = canonical_targets(registry, "repl_env", "openenv", listing)
     assert [(t.space_id, t.exists) for t in repl] == [("openenv/repl", False)]  # never openenv/repl_env

@@ -7,22 +7,19 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from openenv_release.cli import program
-from releaselib.config import ReleaseConfig
 from releaselib.errors import UsageError
-from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.private_copy import private_copy
 from releaselib.rehearse import BRIEFING_MARKER, examples_dir
 from releaselib.stage.discover import discover_envs
 from releaselib.stage.stage_env import stage_envs
 from tests.corpus import tree_digest
+from tests.helpers import builtin_registry, cli, release_config
 
-MAIN = "from openenv_release.cli import main; main()"
 TOKEN = "hf_" + "untrackedTokenOnlyOnDisk" * 2  # in an untracked file: must reach nothing
 OUTSIDE = b"OUTSIDE-THE-CHECKOUT-7f3a"  # behind a tracked symlink leading out of the checkout
 EDIT = "# LOCAL-EDIT-5c1d: a tracked file changed in the work tree, not committed"
@@ -115,8 +112,8 @@ def test_a_token_in_a_file_name_left_out_is_redacted_as_staging_redacts_it(tmp_p
 
 
 def stage_errors(repo: Path, staging: Path) -> dict[str, str | None]:
-    config = ReleaseConfig(repo=repo, version="0.2.2", ref="v0.2.2", ref_reason="test", dist="openenv-core", suffix="-0.2.2", staging_dir=staging)
-    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    config = release_config(repo, staging)
+    registry = builtin_registry()
     return {s.env: s.error for s in stage_envs(config, discover_envs(repo), registry)}
 
 
@@ -220,7 +217,7 @@ def test_a_briefing_path_that_is_no_regular_file_is_refused_unopened(kind: str, 
     if kind == "fifo":
         os.mkfifo(dest)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", MAIN, "rehearse", "--briefing", str(dest)], env=env, capture_output=True, text=True, timeout=60)
+    done = cli("rehearse", "--briefing", str(dest), env=env, timeout=60)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith(f"error: --briefing {dest}: exists and is not a regular file") and len(done.stderr.strip().splitlines()) == 1
 
@@ -288,7 +285,7 @@ def rehearsed(tmp_path_factory: pytest.TempPathFactory):
     (tmp / "rehearsal-briefing.md").write_text(f"{BRIEFING_MARKER}\nan earlier rehearsal's\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
     argv = ["rehearse", "--repo", str(checkout), "--builder", "host", "--keep", str(tmp / "w")]
-    done = subprocess.run([sys.executable, "-c", MAIN, *argv], cwd=tmp, env=env, capture_output=True, text=True, timeout=600)
+    done = cli(*argv, cwd=tmp, env=env, timeout=600)
     return done, tmp, checkout, (before, status)
 
 

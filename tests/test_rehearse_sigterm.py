@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-MAIN = "from openenv_release.cli import main; main()"
+from tests.helpers import MAIN, waits
 
 
 def processes_in(folder: Path) -> list[int]:
@@ -34,13 +34,13 @@ def test_sigterm_stops_the_space_processes_and_removes_the_temp_folder(tmp_path:
     env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen([sys.executable, "-c", MAIN, "rehearse", "--builder", "host"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 300  # a safety net: Spaces start within seconds
+        deadline = time.monotonic() + waits(300)  # a safety net: Spaces start within seconds
         while not processes_in(temp) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
         spaces = processes_in(temp)
         assert spaces, "no Space process started"
         proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=120)
+        _, err = proc.communicate(timeout=waits(120))
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -17,6 +17,7 @@ from releaselib.publish.cleanup import cleanup
 from releaselib.publish.collection import GLOBAL_TITLE, sync_collection
 from releaselib.publish.pin_step import pin_envs
 from releaselib.publish.promote import promote
+from tests.helpers import release_config
 from tests.release_world import GOLDEN, make_release, writes
 
 PASSING = ("echo_env", "repl_env", "textarena_env")
@@ -155,10 +156,9 @@ def test_a_held_reason_names_each_distinct_cause_once() -> None:
 def test_the_briefing_is_rebuilt_from_the_whole_history(tmp_path: Path) -> None:
     """Run 1 pinned a FAIL; run 2 restaged it (its records went to the history) and it FAILed
     again; a PASS held for a missing canonical gets no evidence row; commands carry every flag."""
-    from releaselib.config import ReleaseConfig
     from releaselib.ledger.report import PROBE_REMEDY, build_report, render_briefing
 
-    config = ReleaseConfig(repo=tmp_path / "OpenEnv", version="0.2.2", ref="main", ref_reason="t", dist="openenv-core", suffix="-0.2.2", staging_dir=tmp_path / "my staging", hub_endpoint="https://hub.example")
+    config = release_config(tmp_path / "OpenEnv", tmp_path / "my staging", ref="main", ref_reason="t", hub_endpoint="https://hub.example")
     ledger = Ledger.load(tmp_path / "elsewhere.json", config.as_json())
     ledger.start_run(flags=["--timeout", "5"], envs=["broken_env", "maze_env"])
     for env in ("broken_env", "maze_env"):
@@ -197,12 +197,11 @@ def test_the_briefing_is_rebuilt_from_the_whole_history(tmp_path: Path) -> None:
 
 
 def test_from_a_step_the_ledger_never_reached_is_a_usage_error(tmp_path: Path) -> None:
-    from releaselib.config import ReleaseConfig
     from releaselib.errors import UsageError
     from releaselib.records import EnvSpec
     from releaselib.release import Release, ReleaseOptions
 
-    config = ReleaseConfig(repo=tmp_path, version="0.2.2", ref="main", ref_reason="t", dist="openenv-core", suffix="-0.2.2", staging_dir=tmp_path / "s")
+    config = release_config(tmp_path, tmp_path / "s", ref="main", ref_reason="t")
     ledger = Ledger.load(tmp_path / "ledger.json", config.as_json())
     release = Release(config, None, None, None, ledger, ReleaseOptions(from_step="promote"))  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="nothing to redo: the ledger has no promote records") as caught:
@@ -211,10 +210,9 @@ def test_from_a_step_the_ledger_never_reached_is_a_usage_error(tmp_path: Path) -
 
 
 def test_an_inconclusive_line_names_its_reason_even_for_a_promoted_env(tmp_path: Path) -> None:
-    from releaselib.config import ReleaseConfig
     from releaselib.ledger.report import build_report, render_briefing
 
-    config = ReleaseConfig(repo=tmp_path, version="0.2.2", ref="main", ref_reason="t", dist="openenv-core", suffix="-0.2.2", staging_dir=tmp_path)
+    config = release_config(tmp_path, tmp_path, ref="main", ref_reason="t")
     ledger = Ledger.load(tmp_path / "ledger.json", config.as_json())
     ledger.start_run(flags=[], envs=["textarena_env"])
     ledger.record("textarena_env", "verify", outcome="PASS", commit="c1")
@@ -229,10 +227,9 @@ def test_an_inconclusive_line_names_its_reason_even_for_a_promoted_env(tmp_path:
 
 def test_the_boards_cleanup_action_is_the_command_that_archives(tmp_path: Path) -> None:
     """``cleanup --archive`` without ``--yes`` only prints a plan: the board prints the one that acts."""
-    from releaselib.config import ReleaseConfig
     from releaselib.ledger.status import board
 
-    config = ReleaseConfig(repo=tmp_path, version="0.2.2", ref="main", ref_reason="t", dist="openenv-core", suffix="-0.2.2", staging_dir=tmp_path)
+    config = release_config(tmp_path, tmp_path, ref="main", ref_reason="t")
     ledger = Ledger.load(tmp_path / "ledger.json", config.as_json())
     space = "openenv/echo_env-0.2.2"
     ledger.record("echo_env", "stage", manifest_hash="h", space_id=space)

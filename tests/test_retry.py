@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx2
@@ -13,6 +11,7 @@ import pytest
 from releaselib.errors import UnreachableError
 from releaselib.hub.client import Hub
 from releaselib.hub.retry import HubUnreachable, RetryingTransport, RetryPolicy
+from tests.helpers import cli, user_env
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -59,11 +58,9 @@ def test_an_unreachable_hub_is_an_error_naming_the_endpoint(closed_endpoint: str
 
 
 def test_dry_run_against_an_unreachable_hub_fails_once_on_stderr(closed_endpoint: str, tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-c", "from openenv_release.cli import main; main()", "deploy", "--dry-run",
-         "--repo", str(PROJECT / "examples"), "--staging-dir", str(tmp_path / "s"), "--hub-endpoint", closed_endpoint],
-        capture_output=True, text=True, timeout=120,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OPENENV_RELEASE_REMOTE": str(tmp_path / "no-remote")},
+    result = cli(
+        "deploy", "--dry-run", "--repo", str(PROJECT / "examples"), "--staging-dir", str(tmp_path / "s"),
+        "--hub-endpoint", closed_endpoint, env=user_env(tmp_path),
     )
     assert result.returncode == 1
     assert "error" not in result.stdout and "Traceback" not in result.stderr

@@ -17,6 +17,7 @@ from releaselib.hub.signatures import SIGNATURES
 from releaselib.localhub import LocalHub, Scenario, SpaceBehaviour
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import Signature
+from tests.helpers import builtin_registry, waits
 
 FAST = RetryPolicy(attempts=4, base=0.01, cap=0.05)
 #: A Space that serves in well under a second: a stdlib HTTP server.
@@ -66,7 +67,7 @@ def deploy_quick(hub: LocalHub, tmp: Path, *space_ids: str) -> None:
         api.upload_folder(folder_path=tree, repo_id=space_id, repo_type="space")
 
 
-def polls(hub: LocalHub, space_ids: list[str], wait: float = 60.0) -> list[Poll]:
+def polls(hub: LocalHub, space_ids: list[str], wait: float = waits(60.0)) -> list[Poll]:
     connected = Hub.connect(hub.endpoint, token=hub.token, policy=FAST)
     return list(watch(connected, space_ids, wait=wait, interval=0.1))
 
@@ -89,7 +90,7 @@ def test_one_listing_per_cycle_however_many_spaces(hub: LocalHub, tmp_path: Path
 def test_each_author_is_listed_only_while_it_has_a_space_on_its_way(hub: LocalHub, tmp_path: Path) -> None:
     deploy_quick(hub, tmp_path, "acme/stuck-one", "beta/app-1")
     hub.reset_counters()
-    seen = polls(hub, ["acme/stuck-one", "beta/app-1"], wait=3.0)
+    seen = polls(hub, ["acme/stuck-one", "beta/app-1"], wait=waits(3.0))
     assert seen[0].listings == 2 and seen[-1].listings == 1
     final = seen[-1]
     assert final.final and final.pending == ["acme/stuck-one"]
@@ -100,7 +101,7 @@ def test_each_author_is_listed_only_while_it_has_a_space_on_its_way(hub: LocalHu
 
 def test_build_errors_are_terminal_failures_with_their_message(hub: LocalHub, tmp_path: Path) -> None:
     deploy_quick(hub, tmp_path, "acme/broken-x")
-    state = settle(Hub.connect(hub.endpoint, token=hub.token, policy=FAST), "acme/broken-x", wait=30, interval=0.1)
+    state = settle(Hub.connect(hub.endpoint, token=hub.token, policy=FAST), "acme/broken-x", wait=waits(30), interval=0.1)
     assert state.failed and state.stage == "BUILD_ERROR"
     assert state.error == "pip failed: no matching distribution"
 
@@ -174,7 +175,7 @@ def test_plugins_add_signatures_and_a_duplicate_name_is_an_error() -> None:
     )
     sys.modules[module.__name__] = module
     try:
-        registry = PluginRegistry(get_plugin_manager(entry_points=False))
+        registry = builtin_registry()
         assert {o.record.name for o in registry.signatures()} >= {s.name for s in SIGNATURES}
         assert registry.signatures()[0].plugin == "releaselib.hub.signatures"
         clash = PluginRegistry(

@@ -16,6 +16,7 @@ from invoke.program import Program
 from openenv_release.plugin_tasks import plugin
 from releaselib.errors import UsageError
 from releaselib.scaffold import new_plugin, register
+from tests.helpers import waits
 
 PROJECT = Path(__file__).resolve().parents[1]
 META_TEST = "tests/env_plugins/test_builtin_plugins.py"
@@ -45,7 +46,7 @@ def builtins(root: Path) -> list[str]:
 
 def run(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", *argv], cwd=root, capture_output=True, text=True, timeout=120,
+        [sys.executable, "-m", *argv], cwd=root, capture_output=True, text=True, timeout=waits(120),
         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)},
     )
 
@@ -66,9 +67,10 @@ def test_the_task_writes_the_plugin_and_registers_it_in_order(
     assert "wrote" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # mypy follows the plugin into releaselib, cold: about a minute
 def test_the_generated_plugin_passes_the_meta_test_lint_and_types(project: Path) -> None:
     module, _ = new_plugin(project, "fancy_env")
-    tested = run(project, "pytest", "-q", "-p", "no:cacheprovider", META_TEST)
+    tested = run(project, "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", META_TEST)
     assert tested.returncode == 0, tested.stdout + tested.stderr
     rel = str(module.relative_to(project))
     linted = run(project, "ruff", "check", rel)
@@ -81,9 +83,9 @@ def test_the_meta_test_fails_when_the_plugin_leaves_the_shape(project: Path) -> 
     module, _ = new_plugin(project, "fancy_env")
     text = module.read_text()
     module.write_text(text.replace("(EnvProfile(ENV),)", '(EnvProfile("other_env"),)'))
-    assert run(project, "pytest", "-q", "-p", "no:cacheprovider", META_TEST).returncode == 1
+    assert run(project, "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", META_TEST).returncode == 1
     module.write_text(text.replace('ENV = "fancy_env"', 'ENV = "fancy"'))
-    assert run(project, "pytest", "-q", "-p", "no:cacheprovider", META_TEST).returncode == 1
+    assert run(project, "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", META_TEST).returncode == 1
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,7 @@ from openenv_release.common import reported
 from releaselib.localhub import LocalHub
 from releaselib.stage.sources import CREDENTIALS_WHY
 from tests.corpus import tree_digest
-from tests.test_tasks import EXAMPLES, cli
+from tests.helpers import EXAMPLES, user_cli, wait_flag
 
 CANARY = "hf_CANARYcanary0123456789abcdefghijklmnop"
 #: Checkout path -> content. Each looks like credentials and must be left out, and recorded.
@@ -80,7 +80,7 @@ class World:
     def run(self, name: str, *args: str, where: str = "--staging-dir") -> subprocess.CompletedProcess[str]:
         """``where`` is how the task finds the staging dir: itself, or the ledger in it."""
         place = self.staging if where == "--staging-dir" else self.staging / "ledger-openenv-0.2.2.json"
-        result = cli(*args, "--repo", str(self.checkout), where, str(place), **self.hub.client_env())
+        result = user_cli(*args, "--repo", str(self.checkout), where, str(place), **self.hub.client_env())
         self.outputs[name] = result
         return result
 
@@ -104,8 +104,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         world = World(hub, checkout, root / "staging", {})
         world.run("stage", "stage", "--json")
         world.run("deploy", "deploy", "--env", ENV, "--json", "--debug")
-        world.run("release", "release", "--env", ENV, "--wait", "120", "--json")
-        world.run("verify", "verify", "--env", ENV, "--wait", "120", "--json", "--debug", where="--ledger")
+        world.run("release", "release", "--env", ENV, "--wait", wait_flag(120), "--json")
+        world.run("verify", "verify", "--env", ENV, "--wait", wait_flag(120), "--json", "--debug", where="--ledger")
         world.run("status", "status", "--json")
         world.run("status-debug", "--debug", "status")
         yield world
@@ -153,7 +153,7 @@ def test_credential_files_are_never_staged_and_each_is_reported(world: World) ->
 
 
 def test_stage_says_what_it_left_out(world: World, tmp_path: Path) -> None:
-    result = cli("stage", "--repo", str(world.checkout), "--staging-dir", str(tmp_path / "s"))
+    result = user_cli("stage", "--repo", str(world.checkout), "--staging-dir", str(tmp_path / "s"))
     assert result.returncode == 0, result.stderr
     assert f"{ENV}: left out envs/{ENV}/.env ({CREDENTIALS_WHY})" in result.stdout
 
@@ -166,7 +166,7 @@ def test_a_plugin_error_carrying_the_token_is_redacted(world: World, tmp_path: P
     (info / "entry_points.txt").write_text("[openenv_release]\nleaky = leaky\n")
     (plugins / "leaky.py").write_text(LEAKY_PLUGIN)
     staging = tmp_path / "staging"
-    result = cli(
+    result = user_cli(
         "--debug", "release", "--repo", str(world.checkout), "--staging-dir", str(staging),
         "--env", ENV, "--until", "deploy", "--json",
         **{**world.hub.client_env(), "PYTHONPATH": str(plugins)},

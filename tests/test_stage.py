@@ -8,65 +8,31 @@ from pathlib import Path
 
 import pytest
 
-from releaselib.config import ReleaseConfig
-from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.plugins import PluginRegistry
 from releaselib.stage.discover import discover_envs
 from releaselib.stage.stage_env import stage_envs
 from releaselib.stage.staged_tree import build_manifest, git_blob_sha1, manifest_path
 from tests.corpus import tree_digest
-
-DOCKERFILE = """\
-ARG BASE_IMAGE=ghcr.io/huggingface/openenv-base:latest
-FROM ${BASE_IMAGE}
-WORKDIR /app
-COPY . /app/env
-RUN apt-get update && apt-get install -y git && pip install -e /app/env
-ENV PYTHONPATH="/app/env:$PYTHONPATH"
-CMD ["sh", "-c", "cd /app/env && uvicorn server.app:app --host 0.0.0.0 --port 8000"]
-"""
-PYPROJECT = '[project]\nname = "x"\nversion = "0.1.0"\ndependencies = ["openenv[core]>=0.2.1"]\n'
-README = "---\ntitle: X\nsdk: docker\napp_port: 8000\ntags:\n  - openenv\n---\n# X\n"
-
-
-def write(path: Path, text: str | bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text)
-
-
-def make_env(repo: Path, name: str, **extra: str | bytes) -> Path:
-    env = repo / "envs" / name
-    write(env / "server" / "Dockerfile", DOCKERFILE)
-    write(env / "server" / "app.py", "app = None\n")
-    write(env / "pyproject.toml", PYPROJECT)
-    write(env / "README.md", README)
-    for rel, text in extra.items():
-        write(env / rel, text)
-    return env
+from tests.helpers import (
+    DOCKERFILE,
+    builtin_registry,
+    make_env,
+    openenv_root,
+    release_config,
+    write,
+)
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "OpenEnv"
-    write(root / "pyproject.toml", '[project]\nname = "openenv"\nversion = "0.2.2"\n')
-    write(root / "src" / "openenv" / "core" / "__init__.py", "")
+    root = openenv_root(tmp_path / "OpenEnv")
     write(root / "src" / "openenv" / "__pycache__" / "x.cpython-311.pyc", b"\0")
     return root
 
 
 def stage(repo: Path, tmp_path: Path, registry: PluginRegistry | None = None):
-    config = ReleaseConfig(
-        repo=repo,
-        version="0.2.2",
-        ref="v0.2.2",
-        ref_reason="test",
-        dist="openenv-core",
-        suffix="-0.2.2",
-        staging_dir=tmp_path / "staging",
-    )
-    registry = registry or PluginRegistry(get_plugin_manager(entry_points=False))
+    config = release_config(repo, tmp_path / "staging")
+    registry = registry or builtin_registry()
     return {s.env: s for s in stage_envs(config, discover_envs(repo), registry)}
 
 

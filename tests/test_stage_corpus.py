@@ -12,10 +12,10 @@ import yaml
 from packaging.requirements import Requirement
 
 from releaselib.options import Options, build_config
-from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.stage.stage_env import stage_envs
 from tests.corpus import materialise, tree_digest
+from tests.helpers import builtin_registry
 
 pytestmark = pytest.mark.corpus
 
@@ -38,7 +38,7 @@ def staged(tmp_path_factory: pytest.TempPathFactory):
             remote=str(staging / "no-remote"),
         )
     )
-    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    registry = builtin_registry()
     results = stage_envs(config, select_envs(discover_envs(checkout), []), registry)
     return config, results, before, tree_digest(checkout)
 

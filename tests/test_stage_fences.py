@@ -8,6 +8,7 @@ import random
 import shutil
 import string
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,9 +24,17 @@ from releaselib.stage.secret_gate import allow_flags
 from releaselib.stage.sources import CREDENTIALS_WHY
 from releaselib.stage.stage_env import StageRun, stage_envs
 from releaselib.stage.staged_tree import manifest_path
+from tests.helpers import (
+    MAIN,
+    PROJECT,
+    builtin_registry,
+    make_env,
+    openenv_root,
+    user_cli,
+    waits,
+    write,
+)
 from tests.test_bad_input import config_for
-from tests.test_stage import make_env, write
-from tests.test_tasks import PROJECT, cli
 
 CANARY = "hf_" + "".join(random.choices(string.ascii_letters, k=34))
 
@@ -37,9 +46,7 @@ def git(repo: Path, *args: str) -> None:
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
     """A git checkout: a_env with a canary in an untracked and an ignored file, b_env clean."""
-    repo = tmp_path / "OpenEnv"
-    write(repo / "pyproject.toml", '[project]\nname = "openenv"\nversion = "0.2.2"\n')
-    write(repo / "src" / "openenv" / "core" / "__init__.py", "")
+    repo = openenv_root(tmp_path / "OpenEnv")
     make_env(repo, "a_env", **{".gitignore": "build/\n*.egg-info/\n"})
     make_env(repo, "b_env", **{"data/old.txt": "old\n"})
     git(repo, "init", "-q", "-b", "main")
@@ -55,7 +62,7 @@ def checkout(tmp_path: Path) -> Path:
 
 
 def stage(repo: Path, tmp_path: Path, run: StageRun | None = None) -> dict[str, object]:
-    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    registry = builtin_registry()
     return {s.env: s for s in stage_envs(config_for(repo, tmp_path), discover_envs(repo), registry, run)}
 
 
@@ -95,12 +102,12 @@ def test_the_canary_is_in_no_output_ledger_or_briefing(checkout: Path, tmp_path:
     write(checkout / "envs" / "a_env" / "settings.ini", f"[hub]\ntoken = {CANARY}\n")
     git(checkout, "add", "envs/a_env/settings.ini")
     staging = tmp_path / "staging"
-    result = cli("release", "--repo", str(checkout), "--staging-dir", str(staging), "--until", "stage", "--json")
+    result = user_cli("release", "--repo", str(checkout), "--staging-dir", str(staging), "--until", "stage", "--json")
     assert result.returncode == 1, result.stderr
     assert "envs/a_env/settings.ini:2: Hugging Face token" in result.stderr
     assert "1 untracked (notes.txt)" in result.stderr
     assert CANARY not in result.stdout + result.stderr
-    report = cli("report", "--repo", str(checkout), "--staging-dir", str(staging))
+    report = user_cli("report", "--repo", str(checkout), "--staging-dir", str(staging))
     assert report.returncode == 0 and CANARY not in report.stdout + report.stderr, report.stderr
     written = [p for p in staging.rglob("*") if p.is_file()]
     assert any(p.name.startswith("ledger-") for p in written) and any(p.name.startswith("briefing-") for p in written)
@@ -133,7 +140,7 @@ def test_a_staged_tree_is_replaced_but_not_one_holding_a_users_file(checkout: Pa
 def test_a_staging_dir_the_tool_creates_is_gitignored(checkout: Path, tmp_path: Path) -> None:
     stage(checkout, tmp_path)
     assert (tmp_path / "staging" / ".gitignore").read_text().splitlines()[-1] == "*"
-    inside = cli("stage", "--repo", str(checkout), "--env", "b_env", cwd=checkout, PYTHONPATH=str(PROJECT))
+    inside = user_cli("stage", "--repo", str(checkout), "--env", "b_env", cwd=checkout, PYTHONPATH=str(PROJECT))
     assert inside.returncode == 0, inside.stderr
     status = subprocess.run(["git", "status", "--porcelain"], cwd=checkout, capture_output=True, text=True)
     assert "hf-staging" not in status.stdout, status.stdout
@@ -161,7 +168,7 @@ def test_a_second_run_with_no_wait_names_the_holder(checkout: Path, tmp_path: Pa
     staging = tmp_path / "staging"
     staging.mkdir()
     with held(staging / LOCK_NAME, "staging dir", wait=False, on_wait=print):
-        result = cli("stage", "--repo", str(checkout), "--staging-dir", str(staging), "--no-wait")
+        result = user_cli("stage", "--repo", str(checkout), "--staging-dir", str(staging), "--no-wait")
     assert result.returncode == 1, result.stdout + result.stderr
     assert f"is in use by another openenv-release run (pid {os.getpid()}" in result.stderr
 
@@ -179,7 +186,7 @@ def test_staging_dir_problems_are_exit_2(checkout: Path, tmp_path: Path, where: 
         write(staging, "x")
     else:
         write(staging / "openenv", "x")
-    result = cli("stage", "--repo", str(checkout), "--staging-dir", str(staging))
+    result = user_cli("stage", "--repo", str(checkout), "--staging-dir", str(staging))
     assert result.returncode == 2, result.stdout + result.stderr
     assert "Traceback" not in result.stderr and fragment in result.stderr
 
@@ -189,12 +196,9 @@ def test_a_read_only_staging_dir_is_exit_2(checkout: Path, tmp_path: Path) -> No
     staging.mkdir()
     staging.chmod(0o555)
     prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"] if os.geteuid() == 0 else []
-    code = "from openenv_release.cli import main; main()"
-    import sys
-
     result = subprocess.run(
-        [*prefix, sys.executable, "-c", code, "stage", "--repo", str(checkout), "--staging-dir", str(staging)],
-        capture_output=True, text=True, timeout=120,
+        [*prefix, sys.executable, "-c", MAIN, "stage", "--repo", str(checkout), "--staging-dir", str(staging)],
+        capture_output=True, text=True, timeout=waits(120),
         env={**os.environ, "OPENENV_RELEASE_REMOTE": str(tmp_path / "no-remote")},
     )
     assert result.returncode == 2, result.stdout + result.stderr
@@ -300,7 +304,7 @@ def test_a_non_git_checkout_never_stages_its_own_staged_trees(checkout: Path, tm
     (checkout / "envs" / "a_env" / "build").rename(tmp_path / "build")
     inside = checkout / "envs" / "a_env" / "hf-staging"
     with pytest.raises(UsageError, match="overlaps the checkout"):
-        stage_envs(config_for(checkout, tmp_path, staging_dir=inside), discover_envs(checkout), PluginRegistry(get_plugin_manager(entry_points=False)))
+        stage_envs(config_for(checkout, tmp_path, staging_dir=inside), discover_envs(checkout), builtin_registry())
     assert not inside.exists()
 
 

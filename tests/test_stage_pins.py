@@ -6,7 +6,8 @@ from pathlib import Path
 
 from releaselib.stage.checks import check_git
 from tests import test_stage
-from tests.test_stage import make_env, stage
+from tests.helpers import make_env
+from tests.test_stage import stage
 
 repo = test_stage.repo  # the fixture
 

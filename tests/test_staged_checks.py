@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 import threading
 from collections.abc import Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -35,14 +34,6 @@ ENV PYTHONPATH={pythonpath}
 CMD ["sh", "-c", "cd /app/env && uvicorn server.app:app --host 0.0.0.0 --port 8000"]
 """
 SHADOWING_TYPES = "from dataclasses import dataclass\n"  # the old src/core/types.py's first import
-
-
-@pytest.fixture
-def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    repo = tmp_path / "OpenEnv"
-    shutil.copytree(EXAMPLES, repo, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setenv("OPENENV_RELEASE_REMOTE", str(tmp_path / "no-remote"))
-    return repo
 
 
 def main(*argv: str) -> tuple[int, str]:

@@ -42,6 +42,8 @@ from releaselib.verify.candidates import (
     verify_spaces,
 )
 from releaselib.verify.probe import Outcome, probe_base_url
+from tests import helpers
+from tests.helpers import builtin_registry, cli, wait_flag, waits
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "envs"
 FAST = RetryPolicy(attempts=4, base=0.01, cap=0.05)
@@ -84,10 +86,7 @@ def staged_space(config: ReleaseConfig, env: str, tree: Path) -> StagedSpace:
 
 
 def release_config(root: Path) -> ReleaseConfig:
-    return ReleaseConfig(
-        repo=root, version="0.2.2", ref="main", ref_reason="test", dist="openenv",
-        suffix=SUFFIX, staging_dir=root / "staging", jobs=8,
-    )
+    return helpers.release_config(root, root / "staging", ref="main", dist="openenv", suffix=SUFFIX, jobs=8)
 
 
 def deploy_examples(hub: LocalHub, root: Path, envs: dict[str, str]) -> list[StagedSpace]:
@@ -105,7 +104,7 @@ def deploy_examples(hub: LocalHub, root: Path, envs: dict[str, str]) -> list[Sta
 
 
 def registry() -> PluginRegistry:
-    return PluginRegistry(get_plugin_manager(entry_points=False))
+    return builtin_registry()
 
 
 def connect(hub: LocalHub) -> Hub:
@@ -117,7 +116,7 @@ def tls(hub: LocalHub) -> ssl.SSLContext:
 
 
 def verify(hub: LocalHub, *envs: str, plugins: PluginRegistry | None = None, **options: Any) -> dict[str, VerifyResult]:
-    settings: dict[str, Any] = {"timeout": 30.0, "wait": 120.0, "interval": 0.2, "jobs": 8, "tls": tls(hub)} | options
+    settings: dict[str, Any] = {"timeout": waits(30.0), "wait": waits(120.0), "interval": 0.2, "jobs": 8, "tls": tls(hub)} | options
     results = verify_spaces(
         connect(hub), [f"openenv/{e}{SUFFIX}" for e in envs], suffix=SUFFIX,
         registry=plugins or registry(), **settings,
@@ -173,7 +172,7 @@ def test_a_client_that_does_not_trust_the_domains_ca_is_ours_and_never_pinned(hu
 
 
 def running_state(hub: LocalHub, env: str) -> SpaceState:
-    return settle(connect(hub), f"openenv/{env}{SUFFIX}", wait=60, interval=0.2)
+    return settle(connect(hub), f"openenv/{env}{SUFFIX}", wait=waits(60), interval=0.2)
 
 
 def test_a_refused_connection_is_ours_not_the_spaces(hub: LocalHub) -> None:
@@ -223,7 +222,7 @@ def test_a_private_space_passes_because_the_token_is_sent(hub: LocalHub) -> None
     assert result.outcome is Outcome.PASS
     url = f"https://{result.attempts[0].domain}"
     assert httpx.get(f"{url}/health", verify=tls(hub)).status_code == 404
-    anonymous = probe_base_url(url, timeout=10, verify=tls(hub))
+    anonymous = probe_base_url(url, timeout=waits(10), verify=tls(hub))
     assert anonymous.outcome is Outcome.FAIL and "404" in anonymous.reason
 
 
@@ -301,7 +300,7 @@ def test_a_missing_space_is_inconclusive_without_waiting(hub: LocalHub) -> None:
     result = verify(hub, "nope_env")["nope_env"]
     assert result.outcome is Outcome.INCONCLUSIVE and "not found" in result.reason
     assert result.our_error and "deploy it" in result.reason
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < waits(5)
 
 
 def test_env_names_and_slow_env_timeouts() -> None:
@@ -317,9 +316,8 @@ def test_the_verify_task_prints_json_records_the_ledger_and_exits_1_on_a_fail_5_
     (checkout / "pyproject.toml").write_text('[project]\nname = "openenv"\nversion = "0.2.2"\n')
     ledger = tmp_path / "ledger.json"
     env = {**hub.client_env(), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OPENENV_RELEASE_REMOTE": str(tmp_path / "none")}
-    code = "from openenv_release.cli import main; main()"
-    args = ["verify", "--repo", str(checkout), "--env", "echo_env", "--env", "broken_env", "--wait", "60", "--ledger", str(ledger), "--json"]
-    done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120)
+    args = ["verify", "--repo", str(checkout), "--env", "echo_env", "--env", "broken_env", "--wait", wait_flag(60), "--ledger", str(ledger), "--json"]
+    done = cli(*args, env=env)
     assert done.returncode == 1, done.stderr
     outcomes = {entry["space"]: entry["outcome"] for entry in json.loads(done.stdout)}
     assert outcomes == {"openenv/echo_env-0.2.2": "PASS", "openenv/broken_env-0.2.2": "FAIL"}
@@ -329,7 +327,7 @@ def test_the_verify_task_prints_json_records_the_ledger_and_exits_1_on_a_fail_5_
     assert recorded["echo_env"]["verify"]["outcome"] == "PASS" and recorded["echo_env"]["verify"]["status"] == "done"
     assert hub.token not in done.stdout + done.stderr + ledger.read_text()
     # nothing decisive: exit 5, and the INCONCLUSIVE attempt leaves the recorded PASS standing
-    unsure = subprocess.run([sys.executable, "-c", code, *args[:5], "--timeout", "0.001", *args[7:]], env=env, capture_output=True, text=True, timeout=120)
+    unsure = cli(*args[:5], "--timeout", "0.001", *args[7:], env=env)
     assert unsure.returncode == 5, unsure.stderr
     assert "nothing decisive for 1 env: see the remedies; rerun" in unsure.stderr
     assert "echo_env: INCONCLUSIVE is no evidence; the recorded PASS stands" in unsure.stderr
@@ -350,11 +348,9 @@ def test_verify_needs_no_checkout_and_never_runs_git(hub: LocalHub, tmp_path: Pa
         **hub.client_env(), "PATH": f"{fake_bin}:/usr/bin:/bin", "HOME": str(tmp_path),
         "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
     }
-    code = "from openenv_release.cli import main; main()"
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-c", code, "verify", "--env", "echo_env", "--json", *args],
-                              cwd=here, env=env, capture_output=True, text=True, timeout=120)
+        return cli("verify", "--env", "echo_env", "--json", *args, cwd=here, env=env)
 
     from_ledger = run()
     assert from_ledger.returncode == 0, from_ledger.stderr
@@ -380,7 +376,7 @@ FRONT_DOORS = {
 
 
 #: A restarted Hub's Space sleeps until its first request, which waits for it to start.
-WAKE = 180.0
+WAKE = waits(180.0)
 
 
 @pytest.fixture(scope="module")

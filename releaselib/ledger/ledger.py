@@ -30,7 +30,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -116,7 +116,17 @@ def ledger_path(config: ReleaseConfig, given: str | None) -> Path:
 
 
 def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def _stamp_after(data: Mapping[str, Any]) -> str:
+    """Now, or just after the file's last change if the clock has not moved past it (same
+    tick, or set back): records are ordered by ``at``, so each must be later than the last."""
+    now = datetime.now(UTC)
+    last = data.get("updated")
+    if isinstance(last, str):
+        now = max(now, datetime.fromisoformat(last) + timedelta(microseconds=1))
+    return now.isoformat(timespec="microseconds")
 
 
 class Ledger:
@@ -187,8 +197,9 @@ class Ledger:
         def change(data: dict[str, Any]) -> dict[str, Any]:
             runs = list(data.get("runs", []))
             numbers[:] = [len(runs) + 1]
-            runs.append({"run": numbers[0], "at": utc_now(), **detached})
-            return {**data, "runs": runs, "updated": utc_now()}
+            at = _stamp_after(data)
+            runs.append({"run": numbers[0], "at": at, **detached})
+            return {**data, "runs": runs, "updated": at}
 
         with self._lock:
             self._commit(change)
@@ -223,9 +234,10 @@ class Ledger:
 
         def change(current: dict[str, Any]) -> dict[str, Any]:
             steps = current["envs"].get(env, {})
+            at = _stamp_after(current)
             stamped = {
                 "status": status,
-                "at": utc_now(),
+                "at": at,
                 "attempt": steps.get(step, {}).get("attempt", 0) + 1,
                 "manifest_hash": steps.get("stage", {}).get("manifest_hash"),
                 **({"run": self._run} if self._run is not None else {}),
@@ -233,8 +245,10 @@ class Ledger:
             entry = {**stamped, **detached}
             made.update(entry)
             if standing:
-                return _with_env(current, env, {**steps, step: entry})
-            return _with_history(current, env, steps, [{"step": step, **entry}])
+                changed = _with_env(current, env, {**steps, step: entry})
+            else:
+                changed = _with_history(current, env, steps, [{"step": step, **entry}])
+            return {**changed, "updated": at}
 
         with self._lock:
             self._commit(change)
@@ -298,7 +312,7 @@ def _with_history(
     if gone:
         history[env] = [*history.get(env, []), *gone]
     envs = {**data["envs"], env: steps}
-    return {**data, "envs": envs, "history": history, "updated": utc_now()}
+    return {**data, "envs": envs, "history": history, "updated": _stamp_after(data)}
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:

@@ -16,6 +16,7 @@ from huggingface_hub import HfApi
 from openenv_release.cli import program
 from releaselib.localhub import LocalHub
 from releaselib.rehearse import copy_checkout, examples_dir
+from tests.helpers import wait_flag
 
 pytestmark = pytest.mark.e2e
 
@@ -64,7 +65,7 @@ def test_reruns_keep_the_briefing_and_the_board_true(
             monkeypatch.setenv(key, value)
         staging = tmp_path / "staging"
         flags = ["--repo", str(repo), "--staging-dir", str(staging), "--hub-endpoint", hub.endpoint]
-        release = ["release", *flags, "--timeout", "5", "--wait", "120", "--allow-embedded-hub"]
+        release = ["release", *flags, "--timeout", wait_flag(5), "--wait", wait_flag(120), "--allow-embedded-hub"]
         status = ["status", *flags, "--json"]
 
         # --from a step the ledger never reached: nothing to redo

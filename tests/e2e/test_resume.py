@@ -20,6 +20,7 @@ from huggingface_hub import HfApi
 
 from releaselib.localhub import LocalHub
 from releaselib.rehearse import copy_checkout, examples_dir
+from tests.helpers import MAIN, wait_flag, waits
 
 pytestmark = [pytest.mark.e2e, pytest.mark.resume]
 
@@ -37,12 +38,11 @@ def checkout_with(tmp: Path) -> Path:
 
 
 def start_release(hub: LocalHub, repo: Path, staging: Path) -> subprocess.Popen[bytes]:
-    code = "from openenv_release.cli import main; main()"
     args = ["release", "--repo", str(repo), "--staging-dir", str(staging),
-            "--hub-endpoint", hub.endpoint, "--timeout", "5", "--wait", "120", "--json",
+            "--hub-endpoint", hub.endpoint, "--timeout", wait_flag(5), "--wait", wait_flag(120), "--json",
             "--allow-embedded-hub"]
     env = {**os.environ, **hub.client_env(), "OPENENV_RELEASE_REMOTE": str(repo / "no-remote")}
-    return subprocess.Popen([sys.executable, "-c", code, *args], env=env,
+    return subprocess.Popen([sys.executable, "-c", MAIN, *args], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -54,7 +54,7 @@ def read_ledger(staging: Path) -> dict[str, Any] | None:
 def run_until(hub: LocalHub, repo: Path, staging: Path, condition: Condition | None) -> None:
     """Run release; SIGKILL it once ``condition`` holds on the ledger (or let it finish)."""
     proc = start_release(hub, repo, staging)
-    deadline = time.monotonic() + 240
+    deadline = time.monotonic() + waits(240)
     try:
         while proc.poll() is None and time.monotonic() < deadline:
             ledger = read_ledger(staging)

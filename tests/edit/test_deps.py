@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import tomllib
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from releaselib.edit.run_pins import rewrite_shell_command
 from releaselib.edit.unrewritable_manifests import setup_requirement
 from releaselib.errors import StageError
 from releaselib.records import Change
+from tests.helpers import assert_golden
 
 GOLDEN = Path(__file__).parent / "golden" / "deps"
 REF = "v0.3.1"
@@ -36,14 +36,9 @@ GIT_REPO = "https://github.com/huggingface/OpenEnv.git"
 
 def check_golden(name: str, text: str, changes: list[Change]) -> None:
     """Compare ``text`` and ``changes`` with the golden files for input ``name``."""
-    expected = GOLDEN / f"{name}.expected"
-    recorded = GOLDEN / f"{name}.changes.json"
+    assert_golden(GOLDEN / f"{name}.expected", text)
     as_json = json.dumps([dataclasses.asdict(c) for c in changes], indent=2) + "\n"
-    if os.environ.get("UPDATE_GOLDEN"):
-        expected.write_text(text, newline="")
-        recorded.write_text(as_json)
-    assert text == expected.read_text()
-    assert as_json == recorded.read_text()
+    assert_golden(GOLDEN / f"{name}.changes.json", as_json)
 
 
 # pinned_requirement

@@ -7,7 +7,6 @@ then read the diff before committing it.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from releaselib.config import base_image
 from releaselib.edit.dockerfile_model import Dockerfile
 from releaselib.records import Change
 from releaselib.stage.staged_dockerfile import rewrite_for_space
+from tests.helpers import assert_golden
 
 GOLDEN = Path(__file__).parent / "golden" / "dockerfile"
 CASES = sorted(p.name.removesuffix(".Dockerfile") for p in GOLDEN.glob("*.Dockerfile"))
@@ -34,12 +34,6 @@ def _render(changes: list[Change]) -> str:
     return "".join(f"{c.line}: {c.before!r} -> {c.after!r} ({c.why})\n" for c in changes)
 
 
-def _compare(path: Path, actual: str) -> None:
-    if os.environ.get("UPDATE_GOLDEN"):
-        path.write_bytes(actual.encode())
-    assert actual == path.read_bytes().decode(), f"differs from {path.name}"
-
-
 def test_every_case_is_listed() -> None:
     assert len(CASES) == 11
 
@@ -47,8 +41,8 @@ def test_every_case_is_listed() -> None:
 @pytest.mark.parametrize("case", CASES)
 def test_rewrite_matches_golden(case: str) -> None:
     new, changes = _rewrite(case)
-    _compare(GOLDEN / f"{case}.expected.Dockerfile", new)
-    _compare(GOLDEN / f"{case}.changes.txt", _render(changes))
+    assert_golden(GOLDEN / f"{case}.expected.Dockerfile", new)
+    assert_golden(GOLDEN / f"{case}.changes.txt", _render(changes))
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from releaselib.stage.checks import check_git
 from releaselib.stage.staged_dockerfile import rewrite_for_space
+from tests.helpers import assert_golden
 
 GOLDEN = Path(__file__).parent / "golden" / "git"
 BASE = "ghcr.io/huggingface/openenv-base:latest"
@@ -164,13 +164,8 @@ def test_git_is_installed_before_the_first_install_that_needs_it(tmp_path: Path,
     assert list(check_git(tmp_path)) or "'openenv" in CASES[case]["Dockerfile"]
     text, changes = rewrite(tmp_path)
     git = [dataclasses.asdict(c) for c in changes if "no git" in c.why]
-    expected, recorded = GOLDEN / f"{case}.expected", GOLDEN / f"{case}.changes.json"
-    if os.environ.get("UPDATE_GOLDEN"):
-        GOLDEN.mkdir(parents=True, exist_ok=True)
-        expected.write_text(text)
-        recorded.write_text(json.dumps(git, indent=2) + "\n")
-    assert text == expected.read_text()
-    assert json.dumps(git, indent=2) + "\n" == recorded.read_text()
+    assert_golden(GOLDEN / f"{case}.expected", text)
+    assert_golden(GOLDEN / f"{case}.changes.json", json.dumps(git, indent=2) + "\n")
     assert len(git) == 1
     (tmp_path / "Dockerfile").write_text(text)
     assert list(check_git(tmp_path)) == []  # the check proves the fix

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from releaselib.edit.readme import SECTION_TITLE, build_space_readme, runtime_ur
 from releaselib.env_facts import find_client_class, package_name, read_app_port
 from releaselib.errors import StageError
 from releaselib.records import Change
+from tests.helpers import assert_golden
 
 GOLDEN = Path(__file__).parent / "golden" / "readme"
 RELEASE: dict[str, Any] = {
@@ -58,14 +58,9 @@ def card_of(text: str) -> dict[str, Any]:
 
 
 def check_golden(name: str, text: str, changes: list[Change]) -> None:
-    expected = GOLDEN / f"{name}.expected"
-    recorded = GOLDEN / f"{name}.changes.json"
+    assert_golden(GOLDEN / f"{name}.expected", text)
     as_json = json.dumps([dataclasses.asdict(c) for c in changes], indent=2, ensure_ascii=False)
-    if os.environ.get("UPDATE_GOLDEN"):
-        expected.write_text(text, encoding="utf-8", newline="")
-        recorded.write_text(as_json + "\n", encoding="utf-8")
-    assert text == expected.read_text(encoding="utf-8")
-    assert as_json + "\n" == recorded.read_text(encoding="utf-8")
+    assert_golden(GOLDEN / f"{name}.changes.json", as_json + "\n")
 
 
 def source_of(name: str | None) -> str | None:

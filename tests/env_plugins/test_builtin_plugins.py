@@ -18,7 +18,7 @@ from env_plugins._common import (
     tarball_instead_of_clone,
 )
 from releaselib.edit.dockerfile_model import Dockerfile
-from releaselib.plugins import PluginRegistry, get_plugin_manager
+from tests.helpers import builtin_registry
 
 
 def env_modules() -> set[str]:
@@ -32,7 +32,7 @@ def test_every_env_module_is_registered_and_names_its_own_env() -> None:
     assert {f"env_plugins.{m}" for m in modules} == {
         p for p in BUILTIN_PLUGINS if p.startswith("env_plugins.")
     }
-    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    registry = builtin_registry()
     for module in modules:
         profiles = importlib.import_module(f"env_plugins.{module}").openenv_release_envs()
         assert [p.env for p in profiles] == [module]
@@ -59,14 +59,14 @@ def test_every_env_plugin_has_the_shape_plugin_new_writes() -> None:
             if hasattr(module, hook):
                 body = inspect.getsource(getattr(module, hook)).split(":\n", 1)[1]
                 assert body.startswith(GUARD), f"{name}.{hook} does not start with the guard"
-    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    registry = builtin_registry()
     for env in [*sorted(env_modules()), "unclaimed_env"]:  # no PluginError: ownership holds
         assert all(o.plugin == f"env_plugins.{env}" for o in registry.fixes(env))
         assert all(o.plugin == f"env_plugins.{env}" for o in registry.probes(env))
 
 
 def test_the_seed_canonical_map_is_carried_by_plugins() -> None:
-    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    registry = builtin_registry()
     targets = {
         env: [(t.repo, t.env_vars) for t in o.record.targets]
         for env, o in registry.profiles().items()
@@ -159,7 +159,7 @@ def test_a_git_clone_becomes_a_pinned_tarball(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("env", ["maze_env", "snake_env"])
 def test_maze_and_snake_fix_is_registered(env: str) -> None:
-    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    registry = builtin_registry()
     assert [o.record.name for o in registry.fixes(env)] == ["legacy-pythonpath"]
 
 
@@ -172,7 +172,7 @@ def test_maze_and_snake_fix_is_registered(env: str) -> None:
     ],
 )
 def test_envs_whose_schema_cannot_give_a_valid_step_bring_their_own(env: str, action: dict) -> None:
-    registry = PluginRegistry(get_plugin_manager(entry_points=False))
+    registry = builtin_registry()
     steps = [o.record.body for o in registry.probes(env) if o.record.path == "/step"]
     assert steps == [{"action": action}]
     assert registry.probes("echo_env") == []  # echo's schema gives a valid step
@@ -188,7 +188,7 @@ def test_calendar_seed_data_webhook_is_an_allowed_finding_and_nothing_else_is(tm
     rel = "envs/calendar_env/server/data/watch_channel_seed_data.py"
     seed = tmp_path / "seed.py"  # the line as OpenEnv's calendar seed data has it (made up)
     seed.write_text('x = "https://hooks.slack.com/services/T123/B456/dev-calendar-notifications"\n')
-    allowed = PluginRegistry(get_plugin_manager(entry_points=False)).allowed_secrets("calendar_env")
+    allowed = builtin_registry().allowed_secrets("calendar_env")
     (finding,) = scan_secrets(Sources({}, {rel: seed}, ()), Scanner(), allowed)
     assert (finding.path, finding.kind) == (rel, "Slack Token")
     assert finding.allowed_by and "calendar_env" in finding.allowed_by

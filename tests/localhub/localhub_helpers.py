@@ -8,6 +8,8 @@ from pathlib import Path
 
 from huggingface_hub import HfApi, SpaceRuntime
 
+from tests.helpers import waits
+
 TINY_ENV = Path(__file__).parent / "tiny_env"
 
 #: A Space that starts in well under a second: a stdlib HTTP server that answers JSON.
@@ -50,7 +52,7 @@ def copy_tiny_env(folder: Path) -> Path:
 
 
 def wait_for_stage(
-    api: HfApi, repo_id: str, stages: set[str], *, timeout: float = 60
+    api: HfApi, repo_id: str, stages: set[str], *, timeout: float = waits(60)
 ) -> SpaceRuntime:
     """Poll get_space_runtime until its stage is one of ``stages``; fail after ``timeout``."""
     deadline = time.monotonic() + timeout

@@ -21,6 +21,7 @@ from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import StagedSpace
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.stage.stage_env import stage_envs
+from tests.helpers import waits
 
 PROJECT = Path(__file__).resolve().parents[2]
 HF = shutil.which("hf", path=str(Path(sys.executable).parent)) or shutil.which("hf")
@@ -36,7 +37,7 @@ def hf(hub: LocalHub, tmp_path_factory: pytest.TempPathFactory) -> Any:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), **hub.client_env()}
 
     def run(*args: str, ok: bool = True) -> Any:
-        result = subprocess.run([str(HF), *args, "--format", "json"], capture_output=True, text=True, env=env, timeout=120)
+        result = subprocess.run([str(HF), *args, "--format", "json"], capture_output=True, text=True, env=env, timeout=waits(120))
         assert (result.returncode == 0) == ok, f"hf {' '.join(args)}: {result.stderr}"
         return json.loads(result.stdout) if ok and result.stdout.strip() else result.stderr
 
@@ -79,7 +80,7 @@ def test_upload_of_a_staged_tree_holds_every_staged_file(hf: Any, space: str, st
 
 
 def test_spaces_ls_expand_runtime_reaches_running_with_domains(hf: Any, space: str) -> None:
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + waits(120)
     while True:
         [listed] = [s for s in hf("spaces", "ls", "--author", "openenv", "--expand", "runtime") if s["id"] == space]
         if listed["runtime"]["stage"] == "RUNNING" or time.monotonic() > deadline:

@@ -18,6 +18,7 @@ from localhub_helpers import (
 )
 
 from releaselib.localhub import LocalHub, free_port, start_space_process
+from tests.helpers import waits
 
 SETTLED = {"RUNNING", "RUNTIME_ERROR", "BUILD_ERROR"}
 
@@ -51,7 +52,7 @@ def test_openenv_space_serves_reset_and_step(
     api: HfApi, counter_space: str, probe_env: dict[str, str]
 ) -> None:
     domain = _domain(api, counter_space)
-    with httpx.Client(base_url=domain, headers=probe_env, timeout=30) as client:
+    with httpx.Client(base_url=domain, headers=probe_env, timeout=waits(30)) as client:
         assert client.get("/health").json() == {"status": "healthy"}
         assert client.post("/reset", json={}).json()["observation"] == {"total": 0}
         step = client.post("/step", json={"action": {"amount": 3}}).json()
@@ -77,7 +78,7 @@ def test_variables_reach_the_process(
 ) -> None:
     api.add_space_variable(counter_space, "COUNTER_START", "41")
     domain = _domain(api, counter_space)
-    reset = httpx.post(f"{domain}/reset", json={}, headers=probe_env, timeout=30)
+    reset = httpx.post(f"{domain}/reset", json={}, headers=probe_env, timeout=waits(30))
     assert reset.json()["observation"] == {"total": 41}
 
 

@@ -14,6 +14,7 @@ from localhub_helpers import QUICK_APP, wait_for_stage, write_tree
 
 from releaselib.errors import UsageError
 from releaselib.localhub import Fault, LocalHub, Scenario, SpaceBehaviour
+from tests.helpers import waits
 
 MakeHub = Callable[..., LocalHub]
 
@@ -190,5 +191,5 @@ def test_sleeping_space_wakes_on_first_request(
     api = deploy("acme/sleepy")
     runtime = wait_for_stage(api, "acme/sleepy", {"SLEEPING"})
     domain = runtime.raw["domains"][0]["domain"]
-    assert httpx.get(f"https://{domain}/wake", timeout=30).json()["path"] == "/wake"
+    assert httpx.get(f"https://{domain}/wake", timeout=waits(30)).json()["path"] == "/wake"
     assert api.get_space_runtime("acme/sleepy").stage == "RUNNING"

@@ -11,6 +11,8 @@ from pathlib import Path
 from huggingface_hub import HfApi
 from localhub_helpers import QUICK_APP, processes_mentioning, wait_for_stage, write_tree
 
+from tests.helpers import waits
+
 
 def test_serve_prints_endpoint_and_token_then_stops_on_ctrl_c(tmp_path: Path) -> None:
     state = tmp_path / "state"
@@ -31,7 +33,7 @@ def test_serve_prints_endpoint_and_token_then_stops_on_ctrl_c(tmp_path: Path) ->
         assert processes_mentioning(str(state))
     finally:
         server.send_signal(signal.SIGINT)
-        assert server.wait(timeout=30) == 0
+        assert server.wait(timeout=waits(30)) == 0
     assert processes_mentioning(str(state)) == []
     assert server.stdout.read() == ""
 
@@ -39,7 +41,7 @@ def test_serve_prints_endpoint_and_token_then_stops_on_ctrl_c(tmp_path: Path) ->
 def test_serve_with_a_missing_scenario_is_one_line_and_exit_2(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "releaselib.localhub", "--scenario", str(tmp_path / "missing.yaml")],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True, text=True, timeout=waits(60),
     )
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.splitlines() == [f"error: scenario {tmp_path / 'missing.yaml'}: No such file or directory; pass --scenario a readable YAML/JSON scenario file"]

@@ -15,6 +15,7 @@ from huggingface_hub import HfApi, SpaceRuntime
 from releaselib.hub.signatures import SIGNATURES
 from releaselib.localhub import LocalHub
 from releaselib.verify.probe import Outcome, probe_base_url
+from tests.helpers import waits
 from tests.space_runtime.spaces import git_on_gitless_space, openenv_space
 
 pytestmark = pytest.mark.venv
@@ -39,7 +40,7 @@ def deploy(hub: LocalHub, tree: Path, name: str) -> SpaceRuntime:
     repo_id = f"openenv/{name}"
     api.create_repo(repo_id, repo_type="space", space_sdk="docker", exist_ok=True)
     api.upload_folder(repo_id=repo_id, repo_type="space", folder_path=tree)
-    deadline = time.monotonic() + 600
+    deadline = time.monotonic() + waits(600)
     while (runtime := api.get_space_runtime(repo_id)).stage not in DONE:
         assert time.monotonic() < deadline, f"{repo_id} still {runtime.stage}"
         time.sleep(0.2)
@@ -50,7 +51,7 @@ def probe(hub: LocalHub, runtime: SpaceRuntime) -> Outcome:
     url = f"https://{runtime.raw['domains'][0]['domain']}"
     tls = ssl.create_default_context(cafile=str(hub.ca_bundle))
     auth = {"authorization": f"Bearer {hub.token}"}
-    return probe_base_url(url, timeout=30, verify=tls, headers=auth).outcome
+    return probe_base_url(url, timeout=waits(30), verify=tls, headers=auth).outcome
 
 
 def test_a_package_the_tool_lacks_passes_under_venv_and_fails_under_host(
@@ -94,7 +95,7 @@ def test_a_git_requirement_on_a_gitless_image_is_a_build_error_recover_can_name(
 def test_a_hanging_build_holds_up_no_other_space_and_ends_as_a_build_error(tmp_path: Path) -> None:
     with (
         socket.socket() as black_hole,
-        LocalHub(tmp_path / "hub", builder="venv", build_timeout=8, build_jobs=2) as hub,
+        LocalHub(tmp_path / "hub", builder="venv", build_timeout=waits(8), build_jobs=2) as hub,
     ):
         black_hole.bind(("127.0.0.1", 0))
         black_hole.listen()  # accepts connections, never answers

@@ -24,9 +24,10 @@ from huggingface_hub import HfApi, SpaceRuntime
 from releaselib.localhub import LocalHub
 from releaselib.space_runtime.builders import BUILDERS
 from releaselib.space_runtime.containers import EngineUnavailable
+from tests.helpers import MAIN, waits
 
 ROOT = Path(__file__).resolve().parents[2]
-CLI = ["-c", "from openenv_release.cli import main; main()"]
+CLI = ["-c", MAIN]
 DONE = {"RUNNING", "BUILD_ERROR", "RUNTIME_ERROR"}
 SECRET = "s3cr3t-value-never-on-argv"
 
@@ -147,7 +148,7 @@ def deploy(
 
 def deploy_wait(api: HfApi, repo_id: str, within: float = 60) -> SpaceRuntime:
     """The Space's runtime once it runs or fails."""
-    deadline = time.monotonic() + within
+    deadline = time.monotonic() + waits(within)
     while (runtime := api.get_space_runtime(repo_id)).stage not in DONE:
         assert time.monotonic() < deadline, f"{repo_id} still {runtime.stage}"
         time.sleep(0.1)
@@ -189,7 +190,7 @@ def test_the_space_runs_as_a_container_behind_its_domain_and_deleting_it_removes
         tls = ssl.create_default_context(cafile=str(hub.ca_bundle))
         url = f"https://{runtime.raw['domains'][0]['domain']}/"
         auth = {"authorization": f"Bearer {hub.token}"}
-        assert httpx.get(url, verify=tls, headers=auth, timeout=10).status_code == 200
+        assert httpx.get(url, verify=tls, headers=auth, timeout=waits(10)).status_code == 200
 
         api = HfApi(endpoint=hub.endpoint, token=hub.token)
         api.restart_space("openenv/web")
@@ -327,7 +328,7 @@ def test_a_missing_engine_exits_2_with_one_line(command: list[str], tmp_path: Pa
         env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=waits(60),
     )
     assert done.returncode == 2
     assert done.stderr.startswith("error: the container engine docker is not available")

@@ -19,6 +19,7 @@ from releaselib.hub.signatures import SIGNATURES
 from releaselib.localhub import LocalHub
 from releaselib.shell import run
 from releaselib.space_runtime.containers import Engine, EngineUnavailable, detect_engine
+from tests.helpers import waits
 from tests.space_runtime.test_engine_builder import deploy
 
 BASE = "ghcr.io/huggingface/openenv-base:latest"
@@ -30,9 +31,9 @@ def engine() -> Engine:
         found = detect_engine()
     except EngineUnavailable as exc:
         pytest.skip(f"no container engine: {exc.one_line()}")
-    if not run([found.name, "image", "inspect", BASE], timeout=30).ok:
+    if not run([found.name, "image", "inspect", BASE], timeout=waits(30)).ok:
         pytest.skip(f"{found.name} has no {BASE}: run tools/make-local-images.sh")
-    smoke = run([found.name, "run", "--rm", BASE, "true"], timeout=60)
+    smoke = run([found.name, "run", "--rm", BASE, "true"], timeout=waits(60))
     if not smoke.ok:  # e.g. podman without docs/local-containers.md's containers.conf here
         pytest.skip(f"{found.name} cannot run a container: {smoke.stderr.strip()[:200]}")
     return found
@@ -52,7 +53,7 @@ def tree(where: Path, *lines: str) -> Path:
 
 
 def containers(engine: Engine) -> list[str]:
-    listed = run([engine.name, "ps", "-a", "--format", "{{.Names}}"], timeout=30)
+    listed = run([engine.name, "ps", "-a", "--format", "{{.Names}}"], timeout=waits(30))
     return [name for name in listed.stdout.split() if name.startswith("openenv-release-")]
 
 
@@ -66,7 +67,7 @@ def test_the_space_runs_in_a_container_and_deleting_it_removes_the_container(
     tls = ssl.create_default_context(cafile=str(hub.ca_bundle))
     url = f"https://{runtime.raw['domains'][0]['domain']}/"
     auth = {"authorization": f"Bearer {hub.token}"}
-    assert httpx.get(url, verify=tls, headers=auth, timeout=30).status_code == 200
+    assert httpx.get(url, verify=tls, headers=auth, timeout=waits(30)).status_code == 200
     HfApi(endpoint=hub.endpoint, token=hub.token).delete_repo("openenv/served", repo_type="space")
     assert containers(engine) == []
 

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.helpers import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_an_unknown_builder_is_a_usage_error() -> None:
-    code = "from openenv_release.cli import main; main()"
-    done = subprocess.run(
-        [sys.executable, "-c", code, "localhub.serve", "--builder", "docker-ish"],
-        capture_output=True,
-        text=True,
-    )
+    done = cli("localhub.serve", "--builder", "docker-ish")
     assert done.returncode == 2 and "--builder 'docker-ish'" in done.stderr + done.stdout
 
 

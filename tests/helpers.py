@@ -1,0 +1,143 @@
+"""What the tests share: the wait factor, the console-script runner, OpenEnv-shaped checkouts
+and a release config, golden files. ``tests/conftest.py`` imports them (its ``checkout`` fixture
+is ``copy_examples``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from releaselib.config import ReleaseConfig
+from releaselib.plugins import PluginRegistry, get_plugin_manager
+
+PROJECT = Path(__file__).resolve().parents[1]
+EXAMPLES = PROJECT / "examples"
+#: the console script, run with ``python -c`` so it imports this checkout's code
+MAIN = "from openenv_release.cli import main; main()"
+#: every wait, deadline and time-out in a test is multiplied by this (``.ci/run`` raises it on
+#: a loaded machine)
+WAIT_FACTOR = float(os.environ.get("OPENENV_RELEASE_TEST_WAIT_FACTOR") or 1)
+
+
+def waits(seconds: float) -> float:
+    """``seconds`` scaled by the wait factor."""
+    return seconds * WAIT_FACTOR
+
+
+def wait_flag(seconds: float) -> str:
+    """``seconds`` scaled by the wait factor, as a ``--wait``/``--timeout`` flag's value."""
+    return f"{waits(seconds):g}"
+
+
+def this_checkout(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with this checkout first on ``PYTHONPATH``, so a subprocess run from any
+    directory imports this code, not the installed copy's."""
+    paths = [str(PROJECT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+    return {**env, "PYTHONPATH": os.pathsep.join(paths)}
+
+
+def user_env(home: Path, **extra: str) -> dict[str, str]:
+    """A bare environment, as a user's shell might have: ``HOME`` at ``home``, no git remote."""
+    bare = {"PATH": "/usr/bin:/bin", "HOME": str(home), "OPENENV_RELEASE_REMOTE": str(home / "no-remote")}
+    return {**bare, **extra}
+
+
+def cli(
+    *args: str,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 120,
+    **popen: Any,
+) -> subprocess.CompletedProcess[str]:
+    """Run the console script in a subprocess (text, output captured unless redirected), in
+    ``env`` (this process's environment if None)."""
+    if not {"stdout", "stderr"} & popen.keys():
+        popen["capture_output"] = True
+    return subprocess.run(
+        [sys.executable, "-c", MAIN, *args], cwd=cwd, env=this_checkout(env or os.environ),
+        text=True, timeout=waits(timeout), **popen,
+    )
+
+
+def user_cli(*args: str, cwd: Path = PROJECT, **env: str) -> subprocess.CompletedProcess[str]:
+    """The console script as a user runs it: from ``cwd``, in a bare environment plus ``env``."""
+    return cli(*args, cwd=cwd, env=user_env(cwd, **env))
+
+
+def release_config(repo: Path, staging: Path | None = None, **changes: Any) -> ReleaseConfig:
+    """The 0.2.2 release tuple the tests use, for ``repo`` (``ref`` v0.2.2, dist openenv-core)."""
+    base = ReleaseConfig(
+        repo=repo, version="0.2.2", ref="v0.2.2", ref_reason="test", dist="openenv-core",
+        suffix="-0.2.2", staging_dir=staging if staging is not None else repo.parent / "staging",
+    )
+    return base.with_(**changes)
+
+
+def builtin_registry(*plugins: object) -> PluginRegistry:
+    """The built-in env plugins (no entry points), plus ``plugins``."""
+    manager = get_plugin_manager(entry_points=False)
+    for plugin in plugins:
+        manager.register(plugin)
+    return PluginRegistry(manager)
+
+
+#: a small env that stages cleanly (``make_env``)
+DOCKERFILE = """\
+ARG BASE_IMAGE=ghcr.io/huggingface/openenv-base:latest
+FROM ${BASE_IMAGE}
+WORKDIR /app
+COPY . /app/env
+RUN apt-get update && apt-get install -y git && pip install -e /app/env
+ENV PYTHONPATH="/app/env:$PYTHONPATH"
+CMD ["sh", "-c", "cd /app/env && uvicorn server.app:app --host 0.0.0.0 --port 8000"]
+"""
+PYPROJECT = '[project]\nname = "x"\nversion = "0.1.0"\ndependencies = ["openenv[core]>=0.2.1"]\n'
+README = "---\ntitle: X\nsdk: docker\napp_port: 8000\ntags:\n  - openenv\n---\n# X\n"
+
+
+def write(path: Path, text: str | bytes) -> None:
+    """Write ``text`` (or bytes) at ``path``, making its folders."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+
+
+def openenv_root(root: Path) -> Path:
+    """An OpenEnv checkout's top at ``root``: its pyproject (0.2.2) and ``openenv.core``."""
+    write(root / "pyproject.toml", '[project]\nname = "openenv"\nversion = "0.2.2"\n')
+    write(root / "src" / "openenv" / "core" / "__init__.py", "")
+    return root
+
+
+def make_env(repo: Path, name: str, **extra: str | bytes) -> Path:
+    """``envs/<name>`` in ``repo``: Dockerfile, app, pyproject, README, plus ``extra`` files."""
+    env = repo / "envs" / name
+    write(env / "server" / "Dockerfile", DOCKERFILE)
+    write(env / "server" / "app.py", "app = None\n")
+    write(env / "pyproject.toml", PYPROJECT)
+    write(env / "README.md", README)
+    for rel, text in extra.items():
+        write(env / rel, text)
+    return env
+
+
+def assert_golden(path: Path, actual: str) -> None:
+    """``actual`` is the golden file at ``path``, byte for byte; ``UPDATE_GOLDEN=1`` rewrites
+    the file first."""
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(actual.encode("utf-8"))
+    assert actual == path.read_bytes().decode("utf-8"), f"differs from {path.name}"
+
+
+def copy_examples(dest: Path) -> Path:
+    """A copy of ``examples/`` (an OpenEnv-shaped checkout of five envs) at ``dest``."""
+    shutil.copytree(EXAMPLES, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
