@@ -266,3 +266,24 @@ def test_an_observation_message_without_an_observation_is_no_pass() -> None:
     result = probe_server(101)
     assert result.outcome is Outcome.FAIL, result.render()
     assert "reset answered 'observation' without an observation" in result.reason
+
+
+def test_a_ws_episode_that_never_ends_is_ours_within_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """websockets' sync client can wait without a limit for its receiving thread when a
+    handshake fails half-way; the episode's own deadline turns that into our INCONCLUSIVE."""
+    from releaselib.verify import ws_episode as module
+
+    release = threading.Event()
+
+    def hangs(*args: object, **kwargs: object) -> None:
+        release.wait(60)  # as websockets' unbounded join of its receive thread did
+        raise OSError("released")
+
+    monkeypatch.setattr(module, "ws_connect", hangs)
+    transcript: list = []
+    socket = module.Socket("ws://127.0.0.1:9/ws", {}, True, 0.05)
+    said = module.ws_episode(socket, {"message": "x"}, transcript)
+    release.set()
+    assert said is not None and said.startswith(module.NOT_THE_ENV)
+    assert "had no end within our limit of 0.3 s" in said
+    assert transcript[-1].status is None and transcript[-1].path == "/ws"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import ssl
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -49,12 +50,39 @@ class Socket:
         return context
 
 
+#: How many of the socket's time-outs a whole episode may take: the handshake, up to three
+#: messages, and the close.
+EPISODE_TIMEOUTS = 6
+
+
 def ws_episode(
     socket: Socket, action: dict[str, Any] | None, transcript: list[Exchange]
 ) -> str | None:
     """None when ``reset`` then ``step`` over ``/ws`` both answer usable observations; else
     what ``/ws`` said. ``action`` None: a tool-calling env, so the step lists the tools, then
-    calls the first. Each handshake and message goes into ``transcript``."""
+    calls the first. Each handshake and message goes into ``transcript``.
+
+    The episode runs on a daemon thread under one deadline: websockets' sync client can wait
+    without a limit for its own receiving thread when a handshake fails half-way (seen behind
+    a proxy on a loaded machine), and our wait must never decide more than our time-out."""
+    seen: list[Exchange] = []
+    said: list[str | None] = []
+    worker = threading.Thread(
+        target=lambda: said.append(_episode(socket, action, seen)), daemon=True, name="ws-probe"
+    )
+    worker.start()
+    limit = socket.timeout * EPISODE_TIMEOUTS
+    worker.join(limit)
+    transcript.extend(list(seen))
+    if said:
+        return said[0]
+    transcript.append(Exchange("WS", "/ws", None, f"no end within {limit:g} s", limit))
+    return f"{NOT_THE_ENV}the episode had no end within our limit of {limit:g} s (hung connection)"
+
+
+def _episode(
+    socket: Socket, action: dict[str, Any] | None, transcript: list[Exchange]
+) -> str | None:
     sending, start = "/ws", time.monotonic()
 
     def record(status: int | None, body: str, sent: str = "") -> None:
