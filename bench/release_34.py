@@ -21,7 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from releaselib.hub.client import Hub
-from releaselib.ledger.ledger import Ledger, default_path
+from releaselib.ledger.ledger import Ledger
+from releaselib.ledger.paths import default_path
 from releaselib.localhub import LocalHub
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager

@@ -87,7 +87,8 @@ def plugin_registry() -> PluginRegistry:
 def open_ledger(config: ReleaseConfig, given: str | None) -> Ledger:
     """``--ledger PATH``, else the release's default ledger, created if missing: every step
     records into it, so ``status`` and ``report`` work after any step."""
-    from releaselib.ledger.ledger import Ledger, ledger_path
+    from releaselib.ledger.ledger import Ledger
+    from releaselib.ledger.paths import ledger_path
     from releaselib.release import release_key
 
     return Ledger.load(ledger_path(config, given), release_key(config))
@@ -95,7 +96,7 @@ def open_ledger(config: ReleaseConfig, given: str | None) -> Ledger:
 
 def require_ledger(config: ReleaseConfig, given: str | None, *, remedy: str) -> Ledger:
     """The release's ledger; UsageError naming where it was looked for when there is none."""
-    from releaselib.ledger.ledger import ledger_path
+    from releaselib.ledger.paths import ledger_path
 
     path = ledger_path(config, given)
     if not path.exists():

@@ -116,7 +116,7 @@ def release(
 
     from releaselib.hub.client import Hub
     from releaselib.ledger.ledger import Ledger
-    from releaselib.ledger.ledger import ledger_path as ledger_file
+    from releaselib.ledger.paths import ledger_path as ledger_file
     from releaselib.ledger.status import board, runtimes_of
     from releaselib.locks import run_locks
     from releaselib.release import Release, ReleaseOptions, nothing_to_redo, release_key

@@ -103,7 +103,7 @@ def stage(
     allow_secret: list[str] | None = None,
 ) -> None:
     """Stage envs into Space-ready trees (the checkout is never modified)."""
-    from releaselib.ledger.ledger import default_path
+    from releaselib.ledger.paths import default_path
     from releaselib.ledger.step_records import record_stage
     from releaselib.locks import run_locks
     from releaselib.stage.secret_gate import allow_flags
@@ -193,7 +193,7 @@ def deploy(
     """
     from releaselib.hub.client import Hub
     from releaselib.hub.deploy import canonical_fence, check_repo_id, deploy_all, plan_all
-    from releaselib.ledger.ledger import ledger_path
+    from releaselib.ledger.paths import ledger_path
     from releaselib.ledger.step_records import record_deploy, record_stage
     from releaselib.locks import run_locks
     from releaselib.stage.secret_gate import allow_flags

@@ -27,7 +27,8 @@ from releaselib.errors import ReleaseError, UsageError
 from releaselib.files import write_atomic
 from releaselib.hub.client import Hub
 from releaselib.hub.deploy import Progress
-from releaselib.ledger.ledger import Ledger, default_path
+from releaselib.ledger.ledger import Ledger
+from releaselib.ledger.paths import default_path
 from releaselib.ledger.report import write_briefing
 from releaselib.ledger.status import Row, board, runtimes_of
 from releaselib.localhub import LocalHub, Scenario

@@ -15,7 +15,8 @@ import pytest
 from releaselib.errors import HubError
 from releaselib.hub.client import Hub
 from releaselib.hub.retry import RetryPolicy
-from releaselib.ledger.ledger import Ledger, default_path
+from releaselib.ledger.ledger import Ledger
+from releaselib.ledger.paths import default_path
 from releaselib.localhub import Fault, LocalHub, Scenario
 from releaselib.options import Options, build_config
 from releaselib.release import release_key

@@ -19,7 +19,8 @@ import pytest
 
 from releaselib.errors import LedgerError
 from releaselib.files import write_atomic
-from releaselib.ledger.ledger import SCHEMA, STEPS, Ledger, default_path
+from releaselib.ledger.ledger import SCHEMA, STEPS, Ledger
+from releaselib.ledger.paths import default_path
 from tests.helpers import release_config, waits
 
 RELEASE = {"namespace": "openenv", "version": "0.2.2", "suffix": "-0.2.2", "ref": "main"}

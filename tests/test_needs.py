@@ -16,7 +16,8 @@ from env_plugins import BUILTIN_PLUGINS
 from releaselib.hookspecs import hookimpl
 from releaselib.hub.client import Hub
 from releaselib.hub.runtime import SpaceState
-from releaselib.ledger.ledger import Ledger, default_path
+from releaselib.ledger.ledger import Ledger
+from releaselib.ledger.paths import default_path
 from releaselib.ledger.report import NEEDS_REMEDY
 from releaselib.ledger.status import board
 from releaselib.localhub import LocalHub

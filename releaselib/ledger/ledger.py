@@ -34,7 +34,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from releaselib.config import ReleaseConfig, space_suffix
 from releaselib.errors import HF_TOKEN_RE, TOKEN_VARS, LedgerError
 from releaselib.files import write_atomic
 from releaselib.locks import ledger_lock
@@ -77,42 +76,6 @@ class EnvEntry:
         """The hash of the env's staged content, from its stage record."""
         stage = self.steps.get("stage")
         return stage.manifest_hash if stage else None
-
-
-def default_path(config: ReleaseConfig) -> Path:
-    """Where a release's ledger lives unless ``--ledger`` says otherwise."""
-    tail = (
-        config.version
-        if config.suffix == space_suffix(config.version)
-        else (f"{config.version}{config.suffix}")
-    )
-    return config.staging_dir / f"ledger-{config.namespace}-{tail}.json"
-
-
-def ledger_path(config: ReleaseConfig, given: str | None) -> Path:
-    """``--ledger PATH``, else :func:`default_path`. A given ledger is fenced as
-    ``--staging-dir`` is: the ledger and its lock never go into the checkout's root, ``envs/``,
-    ``src/`` or an env dir (resolved, so a symlink does not hide it); a folder of its own in
-    the checkout (``hf-staging/``) or anywhere outside it is fine."""
-    from releaselib.errors import UsageError
-    from releaselib.space_ids import refuse_token
-    from releaselib.stage.discover import is_openenv_checkout
-
-    if not given:
-        return default_path(config)
-    refuse_token("--ledger", given)
-    path = Path(given).expanduser()
-    repo = config.repo.resolve()
-    folder = path.parent.resolve()
-    if is_openenv_checkout(repo) and (
-        folder == repo or any(folder.is_relative_to(repo / part) for part in ("envs", "src"))
-    ):
-        raise UsageError(
-            f"--ledger {path}: inside the checkout {repo} (a release never writes its ledger "
-            "or lock there; only pin changes the checkout)",
-            remedy="pass a path outside envs/ and src/, e.g. --ledger ./hf-staging/ledger.json",
-        )
-    return path
 
 
 def utc_now() -> str:

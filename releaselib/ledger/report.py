@@ -20,7 +20,8 @@ from typing import Any
 from releaselib.config import ReleaseConfig
 from releaselib.files import write_atomic
 from releaselib.hub.client import Hub, RemoteSpace
-from releaselib.ledger.ledger import EnvEntry, Ledger, StepRecord, default_path
+from releaselib.ledger.ledger import EnvEntry, Ledger, StepRecord
+from releaselib.ledger.paths import default_path
 from releaselib.render import render
 
 FAIL_REMEDY = (
