@@ -23,6 +23,7 @@ from releaselib.options import check_staging_dir
 from releaselib.plugins import Owned, PluginRegistry
 from releaselib.records import (
     AllowedSecret,
+    AppliedFix,
     Check,
     EnvSpec,
     Finding,
@@ -124,7 +125,7 @@ def stage_env(
     prepare_staging_dir(config.staging_dir, config.namespace)
     listing = None
     work = None
-    fixes: list[str] = []
+    fixes: list[AppliedFix] = []
     findings: list[Finding] = []
     checks: list[str] = []
     try:
@@ -145,7 +146,7 @@ def stage_env(
             with plugin_failures(fix):
                 done = fix.record.apply(work)
             if done:
-                fixes.append(fix.record.name)
+                fixes.append(AppliedFix(fix.record.name, fix.record.why, done))
         check_sizes(work)
         for check in registry.checks():
             with plugin_failures(check):
