@@ -66,7 +66,7 @@ def check_env_in(checkout: Path, env: str) -> None:
     if (envs / env).is_dir():
         return
     names = sorted(p.name for p in envs.iterdir() if p.is_dir()) if envs.is_dir() else []
-    close = difflib.get_close_matches(env, names, n=3)
+    close = difflib.get_close_matches(env, names, n=3, cutoff=0.8)
     hint = f" (did you mean {', '.join(close)}?)" if close else ""
     raise UsageError(
         f"{env}: {checkout} has no env directory envs/{env}{hint}",
