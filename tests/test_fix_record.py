@@ -29,12 +29,15 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
+TOKEN = "hf_" + "x" * 34
+
+
 def add_notes(tree: Path) -> str | None:
     notes = tree / "NOTES.txt"
     if notes.exists():
         return None
     notes.write_text("staged\n")
-    return "NOTES.txt added"
+    return f"NOTES.txt added\n(fetched with {TOKEN})"  # a careless plugin's text
 
 
 class NotesPlugin:
@@ -56,7 +59,7 @@ def test_applied_fixes_reach_the_ledger_and_the_briefing(repo: Path, tmp_path: P
     config = config_for(repo, tmp_path)
     staged = {s.env: s for s in stage_envs(config, discover_envs(repo), registry(NotesPlugin()))}
     assert staged["a_env"].ok and staged["b_env"].ok, staged
-    applied = {"name": "add-notes", "why": WHY, "did": "NOTES.txt added"}
+    applied = {"name": "add-notes", "why": WHY, "did": "NOTES.txt added\\n(fetched with hf_***)"}
     assert staged["a_env"].as_json()["fixes"] == [applied]
     assert staged["b_env"].as_json()["fixes"] == []
 
@@ -71,7 +74,8 @@ def test_applied_fixes_reach_the_ledger_and_the_briefing(repo: Path, tmp_path: P
     assert {e["env"]: e["fixes"] for e in report["envs"]} == {"a_env": [applied], "b_env": []}
     briefing = render_briefing(report)
     section_a = briefing.split("### a_env")[1].split("### b_env")[0]
-    assert f"- fix applied: `add-notes`, because {WHY} (NOTES.txt added)" in section_a
+    assert f"- fix applied: `add-notes`, because {WHY} ({applied['did']})" in section_a
+    assert TOKEN not in briefing and TOKEN not in (tmp_path / "ledger.json").read_text()
     assert "fix applied" not in briefing.split("### b_env")[1]
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from releaselib.config import ReleaseConfig
-from releaselib.errors import ReleaseError, StageError, short
+from releaselib.errors import ReleaseError, StageError, redact, short
 from releaselib.options import check_staging_dir
 from releaselib.plugins import Owned, PluginRegistry
 from releaselib.records import (
@@ -146,7 +146,9 @@ def stage_env(
             with plugin_failures(fix):
                 done = fix.record.apply(work)
             if done:
-                fixes.append(AppliedFix(fix.record.name, fix.record.why, done))
+                # plugin text goes into the ledger and the briefing: one line, no Hub token
+                did = short(redact(done), 160)
+                fixes.append(AppliedFix(fix.record.name, short(redact(fix.record.why), 160), did))
         check_sizes(work)
         for check in registry.checks():
             with plugin_failures(check):
