@@ -197,7 +197,9 @@ def applied_fixes(stage: Mapping[str, Any]) -> list[dict[str, str]]:
     """The plugin fixes staging applied, with their why (a ledger written before fixes carried
     their why holds bare names)."""
     return [
-        f if isinstance(f, Mapping) else {"name": str(f), "why": "", "did": ""}
+        {k: str(f.get(k, "")) for k in ("name", "why", "did")}
+        if isinstance(f, Mapping)
+        else {"name": str(f), "why": "", "did": ""}
         for f in stage.get("fixes") or []
     ]
 
