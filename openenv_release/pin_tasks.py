@@ -104,7 +104,6 @@ def pin(
         "ledger",
         "hub_endpoint",
         "json",
-        "allow_embedded_hub",
         table=DECIDE_HELP,
         archive="make promoted candidates private and pause them",
         delete="delete promoted candidates",

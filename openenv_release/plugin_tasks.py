@@ -6,26 +6,28 @@ from pathlib import Path
 
 from invoke.collection import Collection
 from invoke.context import Context
-from invoke.exceptions import Exit
 
-from openenv_release.flags import release_task
-from releaselib.errors import ReleaseError
+from openenv_release.common import release_config, reported
+from openenv_release.flags import FLAG_HELP, release_task
+from releaselib.options import find_repo, pick, repo_source
 
 
 @release_task(
     help={
-        "env": "the env's directory name under envs/ (also the module name)",
+        "env": "the env's directory name under envs/ of the checkout (also the module name)",
+        "repo": FLAG_HELP["repo"] + "; the env must be one of its envs/",
         "root": "the openenv-release project root (default: the current directory)",
     }
 )
-def new(c: Context, env: str, root: str = ".") -> None:
-    """Write env_plugins/ENV.py (the shape every built-in plugin has) and register it."""
+def new(c: Context, env: str, repo: str | None = None, root: str = ".") -> None:
+    """Write env_plugins/ENV.py (the shape every built-in plugin has) for an env of the checkout,
+    and register it."""
     from releaselib.scaffold import new_plugin
 
-    try:
-        written = new_plugin(Path(root), env)
-    except ReleaseError as exc:
-        raise Exit(f"error: {exc.one_line()}", code=exc.exit_code) from None
+    with reported():
+        configured = release_config(c)
+        checkout = find_repo(pick("repo", repo, configured), repo_source(repo, configured))
+        written = new_plugin(Path(root), env, checkout)
     for path in written:
         print(f"wrote {path}")
     print(

@@ -83,7 +83,7 @@ def print_staged(console: Console, staged: Sequence[StagedSpace]) -> None:
         table.add_row(
             escape(s.env),
             escape(s.space_id),
-            escape(", ".join(s.fixes) or "-"),
+            escape(", ".join(f.name for f in s.fixes) or "-"),
             checks,
             str(s.files),
             f"{s.bytes:,}",

@@ -243,6 +243,18 @@ class SecretFinding:
 
 
 @dataclass(frozen=True)
+class AppliedFix:
+    """A plugin fix that changed one env's staged tree: its name, its why, and what it did."""
+
+    name: str
+    why: str
+    did: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"name": self.name, "why": self.why, "did": self.did}
+
+
+@dataclass(frozen=True)
 class StagedSpace:
     """The result of staging one env.
 
@@ -258,7 +270,7 @@ class StagedSpace:
     ok: bool
     manifest: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     manifest_hash: str = ""
-    fixes: tuple[str, ...] = ()
+    fixes: tuple[AppliedFix, ...] = ()
     checks: tuple[str, ...] = ()
     findings: tuple[Finding, ...] = ()
     changes: tuple[Change, ...] = ()
@@ -301,7 +313,7 @@ class StagedSpace:
             "space_id": self.space_id,
             "staged_dir": str(self.staged_dir),
             "ok": self.ok,
-            "fixes": list(self.fixes),
+            "fixes": [f.as_json() for f in self.fixes],
             "checks": list(self.checks),
             "files": self.files,
             "bytes": self.bytes,

@@ -5,12 +5,14 @@ built-in env plugin has (``ENV``, a profile claiming it; per-env hooks start wit
 ``if env != ENV: return ()``), which ``tests/env_plugins/test_builtin_plugins.py`` checks for
 every module. The entry is spliced into the ``BUILTIN_PLUGINS`` tuple of
 ``env_plugins/__init__.py``, located with ``ast``, keeping the env modules after
-``releaselib.stage.checks`` in sorted order.
+``releaselib.stage.checks`` in sorted order. The env must be a directory under ``envs/`` of
+the OpenEnv checkout given.
 """
 
 from __future__ import annotations
 
 import ast
+import difflib
 import keyword
 from pathlib import Path
 
@@ -23,9 +25,11 @@ FIRST = "releaselib.stage.checks"
 ENV_PREFIX = "env_plugins."
 
 
-def new_plugin(project_root: Path, env: str) -> list[Path]:
-    """Write the plugin module for ``env`` and register it; returns the paths written."""
+def new_plugin(project_root: Path, env: str, checkout: Path) -> list[Path]:
+    """Write the plugin module for ``env``, an env of ``checkout``, and register it; returns the
+    paths written."""
     check_plugin_name(env)
+    check_env_in(checkout, env)
     init = project_root / "env_plugins" / "__init__.py"
     if not init.is_file():
         raise UsageError(
@@ -54,6 +58,21 @@ def check_plugin_name(env: str) -> str:
             "publish an outside plugin through the openenv_release entry point instead",
         )
     return env
+
+
+def check_env_in(checkout: Path, env: str) -> None:
+    """UsageError unless ``checkout`` has ``envs/<env>/``, naming the closest env names."""
+    envs = checkout / "envs"
+    if (envs / env).is_dir():
+        return
+    names = sorted(p.name for p in envs.iterdir() if p.is_dir()) if envs.is_dir() else []
+    close = difflib.get_close_matches(env, names, n=3, cutoff=0.8)
+    hint = f" (did you mean {', '.join(close)}?)" if close else ""
+    raise UsageError(
+        f"{env}: {checkout} has no env directory envs/{env}{hint}",
+        remedy="pass the env's directory name under envs/ (invoke envs lists them), or --repo "
+        "the checkout that has it",
+    )
 
 
 def register(init_text: str, module: str) -> str:

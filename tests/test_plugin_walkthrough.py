@@ -20,8 +20,6 @@ PROJECT = Path(__file__).resolve().parents[1]
 DOC = PROJECT / "docs" / "adding-a-plugin.md"
 FENCE = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 EXITS = re.compile(r"\s+# exits (\d+)$")
-#: Where the doc puts its scratch files; the test moves them under its own tmp_path.
-SCRATCH = ("/tmp/OpenEnv", "/tmp/tally-")
 WAIT = float(os.environ.get("OPENENV_RELEASE_TEST_WAIT_FACTOR", "1"))
 
 
@@ -72,10 +70,13 @@ def shown(expected: str) -> re.Pattern[str]:
     return re.compile(".*".join(parts))
 
 
-def scratch(text: str, tmp: Path) -> str:
-    for prefix in SCRATCH:
-        text = text.replace(prefix, str(tmp / prefix.removeprefix("/tmp/")))
-    return text
+def exported(line: str, env: dict[str, str], cwd: Path) -> dict[str, str]:
+    """``env`` after the doc's ``export ...`` line, evaluated once (as the reader's shell does)."""
+    done = subprocess.run(
+        ["bash", "-c", f"{line} && env -0"], cwd=cwd, env=env, capture_output=True, check=True
+    )
+    pairs = (item.split("=", 1) for item in done.stdout.decode().split("\0") if "=" in item)
+    return dict(pairs)
 
 
 @pytest.fixture
@@ -104,12 +105,15 @@ def project(tmp_path: Path) -> Path:
 
 
 def run_env(project: Path, tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENENV_RELEASE_", "HF_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENENV_RELEASE_", "HF_")) and k != "COLUMNS"  # output is piped
+    }
     return env | {
         "PATH": f"{tmp_path / 'bin'}:{Path(sys.executable).parent}:{env.get('PATH', '')}",
         "PYTHONPATH": str(project),
-        "COLUMNS": "300",
-        "OPENENV_RELEASE_REMOTE": str(tmp_path / "no-remote"),  # no network for git ls-remote
+        "TMPDIR": str(tmp_path),  # the doc's mktemp -d
         "HF_HOME": str(tmp_path / "hf-home"),
         "GIT_AUTHOR_NAME": "Newcomer",
         "GIT_AUTHOR_EMAIL": "newcomer@example.com",
@@ -133,6 +137,17 @@ def test_the_doc_has_every_step_and_every_hook() -> None:
     commands = [c.line for b in found for c in b.commands]
     assert any(c.startswith("invoke plugin.new") for c in commands)
     assert any(c.startswith("invoke rehearse") for c in commands)
+    assert not any("/tmp/" in c for c in commands), "the doc's scratch folder is mktemp -d's"
+
+
+def test_the_doc_plugin_passes_ruff(tmp_path: Path) -> None:
+    """Each version of the plugin the doc shows passes this project's ruff rules (100 columns)."""
+    for block in (b for b in blocks(DOC.read_text()) if b.kind == "file"):
+        linted = subprocess.run(
+            [sys.executable, "-m", "ruff", "check", "--stdin-filename", block.path, "-"],
+            input=block.text, cwd=PROJECT, capture_output=True, text=True, timeout=60,
+        )
+        assert linted.returncode == 0, linted.stdout + linted.stderr
 
 
 def test_the_pattern_of_a_shown_line() -> None:
@@ -153,7 +168,10 @@ def test_the_walkthrough_runs_as_written(project: Path, tmp_path: Path) -> None:
             eval(compile(block.text, str(DOC), "eval"), vars(records).copy())
             continue
         for command in block.commands:
-            line = scratch(command.line, tmp_path)
+            line = command.line
+            if line.startswith("export "):
+                env = exported(line, env, project)
+                continue
             done = subprocess.run(
                 ["bash", "-c", line], cwd=project, env=env, capture_output=True, text=True,
                 timeout=timeout,
@@ -162,5 +180,5 @@ def test_the_walkthrough_runs_as_written(project: Path, tmp_path: Path) -> None:
             assert done.returncode == command.exits, f"$ {line}\n{output}"
             lines = output.splitlines()
             for expected in command.expect:
-                pattern = shown(scratch(expected, tmp_path))
+                pattern = shown(expected)
                 assert any(pattern.search(x) for x in lines), f"$ {line}\n{expected}\n{output}"

@@ -38,6 +38,28 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """An OpenEnv checkout (as far as plugin.new looks) with the envs these tests name."""
+    repo = tmp_path / "OpenEnv"
+    (repo / "pyproject.toml").parent.mkdir()
+    (repo / "pyproject.toml").write_text('[project]\nname = "openenv"\nversion = "0.2.2"\n')
+    for env in ("fancy_env", "echo_env", "class"):
+        (repo / "envs" / env).mkdir(parents=True)
+    return repo
+
+
+def task(project: Path, *argv: str) -> int:
+    """``invoke plugin.new ARGV --root PROJECT``'s exit code."""
+    try:
+        Program(namespace=Collection(plugin)).run(
+            ["invoke", "plugin.new", *argv, "--root", str(project)], exit=True
+        )
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
 def builtins(root: Path) -> list[str]:
     tree = ast.parse((root / "env_plugins" / "__init__.py").read_text())
     assign = next(n for n in tree.body if isinstance(n, ast.AnnAssign))
@@ -52,24 +74,56 @@ def run(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_task_writes_the_plugin_and_registers_it_in_order(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    project: Path, checkout: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = builtins(project)
-    Program(namespace=Collection(plugin)).run(
-        ["invoke", "plugin.new", "--env", "fancy_env", "--root", str(project)], exit=False
-    )
+    assert task(project, "--env", "fancy_env", "--repo", str(checkout)) == 0
     assert (project / "env_plugins" / "fancy_env.py").is_file()
     assert not list((project / "tests" / "env_plugins").glob("test_fancy*"))
     after = builtins(project)
     envs = [name for name in after if name.startswith("env_plugins.")]
     assert after[0] == "releaselib.stage.checks" and envs == sorted(envs)
     assert set(after) - set(before) == {"env_plugins.fancy_env"}
-    assert "wrote" in capsys.readouterr().out
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("wrote ") and out[0].endswith("env_plugins/fancy_env.py")
+    assert out[2].startswith("next: add its fixes and probes to env_plugins/fancy_env.py")
+
+
+def test_the_task_refuses_an_env_the_checkout_does_not_have(
+    project: Path, checkout: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    init = (project / "env_plugins" / "__init__.py").read_text()
+    assert task(project, "--env", "fancy_envv", "--repo", str(checkout)) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "envs/fancy_envv" in err and "did you mean fancy_env?" in err
+    assert not (project / "env_plugins" / "fancy_envv.py").exists()
+    assert (project / "env_plugins" / "__init__.py").read_text() == init
+
+
+def test_the_task_finds_the_checkout_as_other_tasks_do_or_says_how(
+    project: Path, checkout: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.delenv("OPENENV_RELEASE_REPO", raising=False)
+    monkeypatch.chdir(project)  # the project root is no OpenEnv checkout
+    assert task(project, "--env", "fancy_env") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--repo" in err and "OPENENV_RELEASE_REPO" in err
+    assert not (project / "env_plugins" / "fancy_env.py").exists()
+    monkeypatch.setenv("OPENENV_RELEASE_REPO", str(checkout))
+    assert task(project, "--env", "fancy_env") == 0
+    monkeypatch.delenv("OPENENV_RELEASE_REPO")
+    monkeypatch.chdir(checkout)
+    assert task(project, "--env", "echo_env") == 2  # found in the current directory
+    assert "already has a plugin" in capsys.readouterr().err
 
 
 @pytest.mark.slow  # mypy follows the plugin into releaselib, cold: about a minute
-def test_the_generated_plugin_passes_the_meta_test_lint_and_types(project: Path) -> None:
-    module, _ = new_plugin(project, "fancy_env")
+def test_the_generated_plugin_passes_the_meta_test_lint_and_types(
+    project: Path, checkout: Path
+) -> None:
+    module, _ = new_plugin(project, "fancy_env", checkout)
     tested = run(project, "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", META_TEST)
     assert tested.returncode == 0, tested.stdout + tested.stderr
     rel = str(module.relative_to(project))
@@ -79,8 +133,10 @@ def test_the_generated_plugin_passes_the_meta_test_lint_and_types(project: Path)
     assert typed.returncode == 0, typed.stdout
 
 
-def test_the_meta_test_fails_when_the_plugin_leaves_the_shape(project: Path) -> None:
-    module, _ = new_plugin(project, "fancy_env")
+def test_the_meta_test_fails_when_the_plugin_leaves_the_shape(
+    project: Path, checkout: Path
+) -> None:
+    module, _ = new_plugin(project, "fancy_env", checkout)
     text = module.read_text()
     module.write_text(text.replace("(EnvProfile(ENV),)", '(EnvProfile("other_env"),)'))
     assert run(project, "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", META_TEST).returncode == 1
@@ -95,14 +151,15 @@ def test_the_meta_test_fails_when_the_plugin_leaves_the_shape(project: Path) -> 
         ("bad/name", "not a valid env name"),
         ("my-env", "cannot be a plugin module name"),
         ("class", "cannot be a plugin module name"),
+        ("no_such_env", "has no env directory envs/no_such_env"),
     ],
 )
 def test_refuses_envs_with_a_plugin_and_names_that_cannot_be_modules(
-    project: Path, env: str, message: str
+    project: Path, checkout: Path, env: str, message: str
 ) -> None:
     init = (project / "env_plugins" / "__init__.py").read_text()
     with pytest.raises(UsageError, match=message):
-        new_plugin(project, env)
+        new_plugin(project, env, checkout)
     assert (project / "env_plugins" / "__init__.py").read_text() == init
 
 

@@ -190,7 +190,19 @@ def env_report(
         ),
         "cleanup": data(entry, "cleanup").get("action"),
         "allowed_secrets": list(stage.get("allowed_secrets", [])),
+        "fixes": applied_fixes(stage),
     }
+
+
+def applied_fixes(stage: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The plugin fixes staging applied, with their why (a ledger written before fixes carried
+    their why holds bare names)."""
+    return [
+        {k: str(f.get(k, "")) for k in ("name", "why", "did")}
+        if isinstance(f, Mapping)
+        else {"name": str(f), "why": "", "did": ""}
+        for f in stage.get("fixes") or []
+    ]
 
 
 def now_stage(listed: Mapping[str, RemoteSpace] | None, space_id: str | None) -> str | None:

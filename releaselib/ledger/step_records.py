@@ -46,7 +46,7 @@ def record_stage(ledger: Ledger, result: StagedSpace) -> bool:
         space_id=result.space_id,
         files=result.files,
         bytes=result.bytes,
-        fixes=list(result.fixes),
+        fixes=[f.as_json() for f in result.fixes],
         error=result.error,
         allowed_secrets=[f.as_json() for f in result.allowed_secrets],
     )

@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from releaselib.config import ReleaseConfig
-from releaselib.errors import ReleaseError, StageError, short
+from releaselib.errors import ReleaseError, StageError, redact, short
 from releaselib.options import check_staging_dir
 from releaselib.plugins import Owned, PluginRegistry
 from releaselib.records import (
     AllowedSecret,
+    AppliedFix,
     Check,
     EnvSpec,
     Finding,
@@ -124,7 +125,7 @@ def stage_env(
     prepare_staging_dir(config.staging_dir, config.namespace)
     listing = None
     work = None
-    fixes: list[str] = []
+    fixes: list[AppliedFix] = []
     findings: list[Finding] = []
     checks: list[str] = []
     try:
@@ -145,7 +146,9 @@ def stage_env(
             with plugin_failures(fix):
                 done = fix.record.apply(work)
             if done:
-                fixes.append(fix.record.name)
+                # plugin text goes into the ledger and the briefing: one line, no Hub token
+                did = short(redact(done), 160)
+                fixes.append(AppliedFix(fix.record.name, short(redact(fix.record.why), 160), did))
         check_sizes(work)
         for check in registry.checks():
             with plugin_failures(check):
