@@ -237,6 +237,7 @@ def report(
     It is rebuilt from the ledger and one Hub listing, so runtimes are the Hub's now.
     """
     from releaselib.hub.client import Hub
+    from releaselib.ledger.paths import briefing_stem
     from releaselib.ledger.report import current_report, write_briefing
 
     with reported():
@@ -251,7 +252,7 @@ def report(
         release_ledger = require_ledger(config, ledger, remedy=NO_LEDGER_YET)
         hub = Hub.connect(config.hub_endpoint)
         data = current_report(hub, config, release_ledger, ref_reason=resolution.reason)
-        stem = release_ledger.path.stem.replace("ledger-", "briefing-", 1)
+        stem = briefing_stem(release_ledger.path)
         markdown, as_json = write_briefing(data, release_ledger.path.parent, stem)
         if json:
             print(jsonlib.dumps(data, indent=2))

@@ -210,8 +210,25 @@ def build_config(
         staging_dir=check_staging_dir(
             Path(str(pick("staging_dir", options.staging_dir, conf, "hf-staging"))), repo
         ),
-        hub_endpoint=pick("hub_endpoint", options.hub_endpoint, conf)
-        or os.environ.get("HF_ENDPOINT"),
+        hub_endpoint=hub_endpoint(pick("hub_endpoint", options.hub_endpoint, conf)),
         jobs=jobs,
     )
     return release, resolution
+
+
+def hub_endpoint(given: object) -> str | None:
+    """``--hub-endpoint`` (or its config value), else ``HF_ENDPOINT``: a URL that holds no
+    credentials (a user:password@ part, a token), which would be printed with the release tuple
+    and sent in every request; the error names the source, never the value."""
+    source = "--hub-endpoint" if given else "HF_ENDPOINT"
+    value = str(given) if given else os.environ.get("HF_ENDPOINT")
+    if not value:
+        return None
+    refuse_token(source, value)
+    if "@" in value.split("://", 1)[-1].split("/", 1)[0]:
+        raise UsageError(
+            f"{source}: the URL holds a user or password (not printed, not used)",
+            remedy="pass the Hub's URL alone; the token goes in HF_TOKEN",
+        )
+    return value
+

@@ -23,6 +23,7 @@ from releaselib.errors import UsageError
 from releaselib.hub.client import Hub
 from releaselib.hub.deploy import Progress, canonical_fence, deploy_one
 from releaselib.ledger.ledger import EnvEntry, Ledger
+from releaselib.ledger.paths import briefing_stem
 from releaselib.ledger.report import current_report, write_briefing
 from releaselib.ledger.step_records import record_deploy, record_stage, record_verdicts
 from releaselib.plugins import PluginRegistry
@@ -157,7 +158,7 @@ class Release:
             self.hub, self.config, self.ledger, ref_reason=self.resolution.reason
         )
         if self.options.runs("report"):
-            stem = self.ledger.path.stem.replace("ledger-", "briefing-", 1)
+            stem = briefing_stem(self.ledger.path)
             briefing, _ = write_briefing(report, self.ledger.path.parent, stem)
             self.event(f"briefing: {briefing}")
         return ReleaseRun(report, briefing)

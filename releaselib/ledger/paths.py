@@ -31,14 +31,31 @@ def ledger_path(config: ReleaseConfig, given: str | None) -> Path:
         return default_path(config)
     refuse_token("--ledger", given)
     path = Path(given).expanduser()
-    repo = config.repo.resolve()
     folder = path.parent.resolve()
-    if is_openenv_checkout(repo) and (
-        folder == repo or any(folder.is_relative_to(repo / part) for part in ("envs", "src"))
-    ):
+    # the release's checkout, and any checkout the ledger's folder lies in (verify needs none)
+    checkouts = {config.repo.resolve(), *(up for up in (folder, *folder.parents))}
+    repo = next(
+        (
+            c
+            for c in sorted(checkouts, key=lambda c: len(c.parts))
+            if is_openenv_checkout(c)
+            and (folder == c or any(folder.is_relative_to(c / part) for part in ("envs", "src")))
+        ),
+        None,
+    )
+    if repo is not None:
         raise UsageError(
             f"--ledger {path}: inside the checkout {repo} (a release never writes its ledger "
             "or lock there; only pin changes the checkout)",
             remedy="pass a path outside envs/ and src/, e.g. --ledger ./hf-staging/ledger.json",
         )
     return path
+
+
+def briefing_stem(ledger: Path) -> str:
+    """The briefing's file name (without suffix) beside ``ledger``: ``ledger-X`` gives
+    ``briefing-X``; any other name gets a ``briefing-`` prefix, so the briefing can never be
+    written over the ledger it was made from."""
+    stem = ledger.stem
+    return "briefing-" + (stem.removeprefix("ledger-") if stem.startswith("ledger-") else stem)
+

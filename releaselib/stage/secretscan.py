@@ -104,6 +104,20 @@ LOCK = threading.RLock()
 Key = tuple[str, int, int]
 
 
+#: Provider key shapes as they appear in prose (an error message, a file name), where the rule
+#: catalog's rules, written for source files, want a quote or a line end after the key: the
+#: public prefix is kept, the rest becomes ``***``.
+KEY_IN_PROSE = re.compile(
+    r"(?P<prefix>sk-ant-(?:api|admin)\d\d-|sk-(?:proj-|svcacct-)?|AIza|gh[pousr]_|github_pat_|"
+    r"glpat-|tvly-|xox[abprs]-|AKIA|ASIA|hf_)(?P<rest>[A-Za-z0-9_\-]{16,})"
+)
+#: ``NAME=value`` where the name says it holds a credential: the name is kept.
+ASSIGNED = re.compile(
+    r"(?P<prefix>\b[A-Z][A-Z0-9_]*(?:API_KEY|TOKEN|SECRET|PASSWORD|ACCESS_KEY)\s*[=:]\s*)"
+    r"(?P<rest>[^\s'\",;]{8,})"
+)
+
+
 class Scanner:
     """Scans checkout files; a file's findings are kept by (path, size, mtime), so files shared
     by every env (``src/``) are scanned once per run. detect-secrets' settings are global: one
@@ -221,7 +235,14 @@ class Scanner:
                 prefix = None if encoded else PREFIX.match(line, start, end)
                 line = line[:start] + (prefix.group() if prefix else "") + "***" + line[end:]
             parts[2 * (number - 1)] = line
-        return "".join(parts), [h.kind for h in hits]
+        kinds = [h.kind for h in hits]
+        text = "".join(parts)
+        for shape in (KEY_IN_PROSE, ASSIGNED):
+            found = [m for m in shape.finditer(text) if _keylike(m.group("rest"))]
+            for m in reversed(found):
+                text = text[: m.start()] + m.group("prefix") + "***" + text[m.end() :]
+            kinds += ["key shape in prose"] * len(found)
+        return text, kinds
 
 
 @dataclass(frozen=True)
@@ -311,8 +332,20 @@ class quiet:
 _shared = Scanner()
 
 
+def _keylike(value: str) -> bool:
+    """A key's random part: long, with letters and digits mixed (not a word like
+    ``learn-experiments`` after ``sk-``)."""
+    return (
+        len(value) >= 20
+        and any(c.isdigit() for c in value)
+        and any(c.isalpha() for c in value)
+        and not re.search(r"[a-z]{3,}-[a-z]{3,}", value)
+    )
+
+
 def redact_secrets(text: str) -> str:
-    """``text`` that came from outside (a Space's error, an HTTP answer) with each secret the
-    content scan finds in it, and the configured Hub token, as ``***``: the one redaction of
-    such text before it is printed, recorded or written."""
+    """``text`` that came from outside (a Space's error, an HTTP answer, a file name) with each
+    secret the content scan finds in it (provider key shapes and credential assignments in prose
+    too), and the configured Hub token, as ``***``: the one redaction of such text before it is
+    printed, recorded or written."""
     return redact(_shared.redact(text)[0])

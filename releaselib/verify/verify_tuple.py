@@ -8,7 +8,6 @@ never resolved (no ``git ls-remote``): it is taken from the ledger when there is
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 from releaselib import config as cfg
 from releaselib.errors import LedgerError, UsageError
 from releaselib.ledger.ledger import recorded_release as ledger_release
-from releaselib.options import Options, check_namespace, find_repo, pick
+from releaselib.options import Options, check_namespace, find_repo, hub_endpoint, pick
 from releaselib.records import SPACE_ID
 from releaselib.stage.discover import checkout_project
 
@@ -94,7 +93,6 @@ def verify_config(
         suffix=suffix,
         namespace=check_namespace("--namespace", str(namespace)),
         staging_dir=staging.expanduser().resolve(),
-        hub_endpoint=pick("hub_endpoint", options.hub_endpoint, conf)
-        or os.environ.get("HF_ENDPOINT"),
+        hub_endpoint=hub_endpoint(pick("hub_endpoint", options.hub_endpoint, conf)),
     )
     return release, cfg.RefResolution(ref, reason, release.dist), source
