@@ -14,21 +14,33 @@ ENVS = {"echo_env": ("PASS", ">=0.2.0"), "textarena_env": ("PASS", ">=0.2.0"), "
 TITLE = "OpenEnv Environment Hub 0.2.2"
 
 
-def test_an_existing_collection_is_reused_by_title_and_its_metadata_resynced(localhub, tmp_path: Path) -> None:
+def test_the_release_s_own_collection_is_reused_by_title_and_its_visibility_resynced(localhub, tmp_path: Path) -> None:
     release = make_release(localhub, tmp_path, ENVS, canonicals=())
-    old = release.api.create_collection(TITLE, namespace="openenv", private=False, description="draft")
+    text = description(release.config)
+    old = release.api.create_collection(TITLE, namespace="openenv", private=False, description=text)
     release.api.add_collection_item(old.slug, "openenv/echo_env-0.2.2", "space")
     (synced,) = sync_collection(release.hub, release.config, release.verdicts, release.registry)
-    assert (synced.slug, synced.created, synced.metadata) == (old.slug, False, ("private", "description"))
+    assert (synced.slug, synced.created, synced.metadata) == (old.slug, False, ("private",))
     assert synced.present == ("openenv/echo_env-0.2.2",) and synced.added == ("openenv/textarena_env-0.2.2",)
     collection = release.api.get_collection(old.slug)
-    assert collection.private is True and collection.description == description(release.config)
+    assert collection.private is True and collection.description == text
     assert [i.item_id for i in collection.items] == ["openenv/echo_env-0.2.2", "openenv/textarena_env-0.2.2"]
+
+
+def test_a_hand_made_collection_under_the_release_s_title_is_not_adopted(localhub, tmp_path: Path) -> None:
+    """Found by an attack: a public collection someone made by hand with the versioned title was
+    adopted, made private and its description replaced."""
+    release = make_release(localhub, tmp_path, ENVS, canonicals=())
+    old = release.api.create_collection(TITLE, namespace="openenv", private=False, description="HAND MADE")
+    with pytest.raises(UsageError, match="not this release's collection"):
+        sync_collection(release.hub, release.config, release.verdicts, release.registry)
+    collection = release.api.get_collection(old.slug)
+    assert (collection.private, collection.description, collection.items) == (False, "HAND MADE", [])
 
 
 def test_an_alias_slug_resolves_to_the_canonical_slug_and_space_ids_are_explicit(localhub, tmp_path: Path) -> None:
     release = make_release(localhub, tmp_path, ENVS, canonicals=())
-    own = release.api.create_collection(TITLE, namespace="openenv", private=True)
+    own = release.api.create_collection(TITLE, namespace="openenv", private=True, description=description(release.config))
     alias = "openenv/old-title-" + own.slug.rpartition("-")[2]
     wanted = ["openenv/echo_env-0.2.2", "openenv/broken_env-0.2.2", "openenv/nope-0.2.2"]
     (synced,) = sync_collection(release.hub, release.config, release.verdicts, release.registry, space_ids=wanted, slug=alias)
@@ -62,9 +74,9 @@ def test_a_slug_that_is_not_the_release_collection_is_refused_and_untouched(loca
 
 def test_the_versioned_collection_of_a_namespace_not_the_tokens_is_refused(localhub, tmp_path: Path) -> None:
     release = make_release(localhub, tmp_path, ENVS, canonicals=())
-    acme = release.api.create_collection(TITLE, namespace="acme", private=False, description="acme's")
-    localhub.reset_counters()
     config = release.config.with_(collection_namespace="acme")
+    acme = release.api.create_collection(TITLE, namespace="acme", private=False, description=description(config))
+    localhub.reset_counters()
     with pytest.raises(UsageError, match="--collection-namespace acme: not the token's own namespace \\(openenv\\)"):
         sync_collection(release.hub, config, release.verdicts, release.registry)
     assert writes(localhub) == {} and release.api.get_collection(acme.slug).items == []

@@ -116,10 +116,11 @@ def sync_collection(
         synced = [_sync(hub, config, title, found, items, skipped, dry_run, resync=True)]
     else:
         if not foreign:
+            given = f"--collection-slug {slug}" if slug else f"collection {title!r}"
             raise UsageError(
-                f"--collection-slug {slug}: {found.slug} ({found.title!r}) is not this release's "
-                f"collection ({title!r} of {config.collection_namespace}), and the release "
-                "writes only its own",
+                f"{given}: {found.slug} ({found.title!r}) is not this release's collection "
+                f"({title!r} of {config.collection_namespace}, with the description the release "
+                "writes), and the release writes only its own",
                 remedy="leave --collection-slug out, or pass --foreign-collection to plan adding "
                 "the candidates there (and --yes to add them)",
             )
@@ -152,9 +153,14 @@ def check_namespace(hub: Hub, namespace: str) -> None:
 
 def owned(config: ReleaseConfig, found: Collection) -> bool:
     """True for the release's own collection: the versioned title, in the collection
-    namespace (the slug is ``<owner>/<title words>-<id>``)."""
+    namespace (the slug is ``<owner>/<title words>-<id>``), with the description the release
+    writes (a collection someone made by hand under that title is not the release's)."""
     owner = found.slug.partition("/")[0]
-    return owner == config.collection_namespace and found.title == versioned_title(config.version)
+    return (
+        owner == config.collection_namespace
+        and found.title == versioned_title(config.version)
+        and (found.description or "") == description(config)
+    )
 
 
 def _by_title(hub: Hub, namespace: str, title: str) -> Collection | None:
