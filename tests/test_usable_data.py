@@ -51,7 +51,11 @@ SPACES: dict[str, tuple[str, dict[str, str], dict[str, str]]] = {
     "needy_env": (
         "secret_env",
         {},
-        {"MISSING_MESSAGE": "no API key set, no CUDA GPU, cannot connect to download"},
+        {
+            "MISSING_MESSAGE": "E2B_API_KEY and SERPER_API_KEY are not set, no CUDA GPU, cannot "
+            "reach Gitea, CARLA, Unity, SUMO, MiniWoB, OpenSpiel, Terminal-Bench-2, GPT-2, NLTK, "
+            "OpenGL, OpenApps, Julia or snorkelai/finqa-data"
+        },
     ),
 }
 LOOK = Probe("look", "POST", "/step", {"action": {"command": "look"}})
@@ -64,7 +68,8 @@ def plugin() -> str:
 
     def openenv_release_envs() -> tuple[EnvProfile, ...]:
         secret = tuple(
-            EnvProfile(env, secrets=("TOOLS_API_KEY",)) for env in ("secret_env", "secret_given_env")
+            EnvProfile(env, secrets=("TOOLS_API_KEY",))
+            for env in ("secret_env", "secret_given_env")
         )
         return (*secret, EnvProfile("step_probed_env"))
 
@@ -148,7 +153,10 @@ def test_a_step_that_answers_an_error_for_the_schemas_action_fails_and_its_probe
 
     probed = results["step_probed_env"]
     assert probed.outcome is Outcome.PASS, probed.reason
-    assert sent(probed)[1:] == [("POST /reset", "{}"), ("POST /step", '{"action":{"command":"look"}}')]
+    assert sent(probed)[1:] == [
+        ("POST /reset", "{}"),
+        ("POST /step", '{"action":{"command":"look"}}'),
+    ]
     step = probed.as_json()["evidence"]["step"]
     assert step["sent"] == '{"action":{"command":"look"}}' and '"said":"you look"' in step["answer"]
 
@@ -175,7 +183,10 @@ def test_a_tool_calling_env_served_over_ws_only_lists_and_calls_there(
     over_ws = [json.loads(body) for request, body in sent(result) if request == "WS step"]
     assert over_ws == [
         {"type": "step", "data": {"type": "list_tools"}},
-        {"type": "step", "data": {"type": "call_tool", "tool_name": "add", "arguments": {"a": 0, "b": 0}}},
+        {
+            "type": "step",
+            "data": {"type": "call_tool", "tool_name": "add", "arguments": {"a": 0, "b": 0}},
+        },
     ]
 
 
@@ -224,7 +235,7 @@ def test_every_builtin_plugins_declared_needs_reach_the_verdict_and_the_ledger(
         ("kernrl", "RUNTIME_ERROR", "RuntimeError: CUDA is not available", "INCONCLUSIVE", True),
         ("kernrl", "BUILD_ERROR", "nvcc: CUDA toolkit not found", "FAIL", False),
         ("kernrl", "RUNTIME_ERROR", "ImportError: cannot import name 'StepResult'", "FAIL", False),
-        ("tbench2_env", "RUNTIME_ERROR", "failed to download the tasks", "INCONCLUSIVE", True),
+        ("tbench2_env", "RUNTIME_ERROR", "failed to fetch Terminal-Bench-2", "INCONCLUSIVE", True),
     ],
 )
 def test_a_runtime_error_naming_a_declared_need_is_inconclusive_and_a_build_error_fails(

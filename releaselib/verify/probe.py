@@ -39,7 +39,7 @@ from releaselib.verify.exchange import Exchange
 from releaselib.verify.http_session import Answer, Session
 from releaselib.verify.outcome import Outcome as Outcome  # re-exported: the verdict's type
 from releaselib.verify.outcome import Stop
-from releaselib.verify.usable import error_in, needs_named
+from releaselib.verify.usable import error_in, is_observation, needs_named, rejects_arguments
 from releaselib.verify.ws_episode import (
     ERROR_OBSERVATION,
     NOT_THE_ENV,
@@ -174,13 +174,26 @@ class _Episode:
                 f"({locations}); fix the probe (a plugin step body), not the env",
                 our_error=True,
             )
-        if answer.status != 200:
+        if not 200 <= answer.status < 300:
             raise Stop(Outcome.FAIL, f"{what} answered {answer.status}", episode=True)
-        if not isinstance(answer.data, dict) or "observation" not in answer.data:
-            raise Stop(Outcome.FAIL, f"{what} answered 200 without an observation", episode=True)
+        if not is_observation(answer.data):
+            raise Stop(
+                Outcome.FAIL,
+                f"{what} answered {answer.status} without an observation",
+                episode=True,
+            )
         error = error_in(answer.data, first_reset=what.endswith("/reset"))
-        if error is not None:
-            raise self._error(f"{what} answered {ERROR_OBSERVATION}{error}", error)
+        if error is None:
+            return
+        arguments = _tool_arguments(sent)
+        if arguments is not None and rejects_arguments(error, arguments):
+            raise Stop(
+                Outcome.INCONCLUSIVE,
+                f"probe error: {what} rejected our tool arguments {json.dumps(arguments)} "
+                f"({error}); fix the probe: give the env's plugin a step probe",
+                our_error=True,
+            )
+        raise self._error(f"{what} answered {ERROR_OBSERVATION}{error}", error)
 
     def _error(self, said: str, error: str) -> Stop:
         """FAIL for the env's own error; INCONCLUSIVE naming the declared needs it reports."""
@@ -250,15 +263,27 @@ class _Episode:
         raise Stop(http.outcome, f"{http.reason}; over /ws {said}", needs=http.needs)
 
 
+def _tool_arguments(sent: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The arguments of a ``call_tool`` step body we sent; None for any other body."""
+    action = sent.get("action")
+    if isinstance(action, Mapping) and action.get("type") == "call_tool":
+        arguments = action.get("arguments")
+        return arguments if isinstance(arguments, Mapping) else {}
+    return None
+
+
 def _error_locations(data: Any) -> str | None:
-    """Where a 422's validation errors point into our body, e.g. ``at body.action, message``;
-    None when the answer names no part of it (then it is the server's answer, not ours)."""
+    """Where a 422's validation errors point into our body (a ``loc`` starting ``body``), e.g.
+    ``at body.action, message``; None when none does (then it is the env's answer, not ours)."""
     details = data.get("detail") if isinstance(data, dict) else None
     if not isinstance(details, list):
         return None
     locations = [
         ".".join(str(part) for part in item["loc"])
         for item in details
-        if isinstance(item, dict) and isinstance(item.get("loc"), list) and item["loc"]
+        if isinstance(item, dict)
+        and isinstance(item.get("loc"), list)
+        and item["loc"]
+        and item["loc"][0] == "body"
     ]
     return "at " + ", ".join(locations) if locations else None

@@ -1,102 +1,190 @@
 """Usable data: what an env's answer must hold for a PASS, defined here and only here.
 
-An answer to ``reset`` or ``step`` is usable when it is an observation that carries no error:
+An answer to ``reset`` or ``step`` is usable when its ``observation`` is an object (not a string,
+a list or null) and nothing anywhere in the answer reports an error:
 
-- no error field in the observation (``error``, ``error_message``, ``exception``, ``traceback``;
-  openenv-core's ``CallToolObservation.error``), none in its ``metadata`` or the answer's, and no
-  tool result marked ``is_error``;
+- no error-like key at any depth with a non-empty value (``error``, ``errors``, ``errorMessage``,
+  ``exception``, ``traceback``, ``is_error``…, in any case and spelling of separators);
+- no ``status`` of ``error``/``failed``, no ``success``/``ok`` false beside a message;
+- no string that is a tool's failure (``Error executing tool …``);
 - no exit code 126/127 beside its output (a command the env needs is not there);
-- on the first reset, ``done: true`` with a field that reads as an error.
+- on the first reset, not ``done: true`` with any message text.
 
-An error is the env's own bug (FAIL) unless it reports a need the env's plugin declares (a
-secret, hardware, an outside service or download): then the verdict is INCONCLUSIVE, naming it.
+An error is the env's own bug (FAIL) unless it names a need the env's plugin declares (a secret's
+variable, its provider's key reported missing, GPU/CUDA/NVIDIA, a service's or download's name):
+then the verdict is INCONCLUSIVE, naming it. An error that rejects the arguments the probe built
+for a tool is the probe's (see :func:`rejects_arguments`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-#: Observation and metadata fields that hold an error when they are set.
-ERROR_FIELDS = ("error", "errors", "error_message", "exception", "traceback")
+#: Keys (lower case, separators dropped) that hold an error when their value is set.
+ERROR_KEYS = frozenset(
+    {
+        "error",
+        "errors",
+        "errormessage",
+        "errmsg",
+        "errordetail",
+        "errordetails",
+        "exception",
+        "traceback",
+        "stacktrace",
+        "iserror",
+    }
+)
 #: Exit codes of a command that could not be found or run (the shell's 127 and 126).
 MISSING_COMMAND = frozenset({126, 127})
-#: Words that make a field of a finished first reset read as an error.
-_ERRORISH = re.compile(
-    r"\b(error|exception|traceback|failed|missing|required|not set|not found|not ready|"
-    r"unavailable|cannot|could not)\b",
+#: ``status`` values that report a failure.
+_FAILED_STATUS = frozenset({"error", "failed", "failure", "fail", "exception"})
+#: What FastMCP answers for a tool that raised.
+_TOOL_FAILURE = "error executing tool"
+#: Words that say a secret is missing or wrong.
+_MISSING = re.compile(
+    r"missing|not set|unset|not found|not provided|no \S+ provided|required|invalid|"
+    r"unauthori[sz]ed|not configured",
     re.IGNORECASE,
 )
-#: What each kind of need sounds like when an env reports it missing.
-_SECRET_WORDS = re.compile(
-    r"api[ _-]?key|token|credential|secret|unauthori[sz]ed|not set|missing key", re.IGNORECASE
+_KEY_WORDS = re.compile(r"api[ _-]?key|\bkey\b|token|secret|credential", re.IGNORECASE)
+_HARDWARE_WORDS = re.compile(r"\b(gpu|cuda|nvidia|nvcc)\b", re.IGNORECASE)
+_STOPWORDS = frozenset(
+    {
+        "from",
+        "with",
+        "server",
+        "time",
+        "the",
+        "build",
+        "run",
+        "and",
+        "for",
+        "that",
+        "this",
+        "env",
+        "needs",
+        "need",
+        "service",
+        "download",
+        "reachable",
+        "running",
+    }
 )
-_HARDWARE_WORDS = re.compile(r"\b(gpu|cuda|nvidia|nvcc|device)\b", re.IGNORECASE)
-_SERVICE_WORDS = re.compile(
-    r"connect|resolve|not ready|unreachable|refused|timed? ?out|download|not found in path|"
-    r"no such host|name or service|command not found|not installed",
-    re.IGNORECASE,
-)
-_STOPWORDS = frozenset({"from", "with", "server", "time", "the", "build", "run", "and", "for"})
+#: An answer that rejects the arguments sent: pydantic's words, or MCP's invalid params.
+_INVALID_PARAMS = re.compile(r"-32602|invalid params|input validation error", re.IGNORECASE)
+_VALIDATION = re.compile(r"validation error|input should be", re.IGNORECASE)
+
+
+def is_observation(answer: Any) -> bool:
+    """Whether ``answer`` holds an ``observation`` object (a string, list or null is none)."""
+    return isinstance(answer, Mapping) and isinstance(answer.get("observation"), Mapping)
 
 
 def error_in(answer: Any, *, first_reset: bool = False) -> str | None:
     """The error an answer carries (one line), or None when it is usable data. ``answer`` is the
     body of a ``reset``/``step`` answer: ``{"observation": …, "done": …, "metadata": …}``."""
-    if not isinstance(answer, Mapping):
-        return None
-    observation = answer.get("observation")
-    observation = observation if isinstance(observation, Mapping) else {}
-    for where in (observation, observation.get("metadata"), answer.get("metadata")):
-        if isinstance(where, Mapping) and (found := _error_field(where)) is not None:
-            return found
-    if (found := _tool_error(observation.get("result"))) is not None:
+    if not is_observation(answer):
+        return "no observation"
+    for found in _errors(answer):
         return found
+    observation = answer["observation"]
     code = _exit_code(observation)
     if code in MISSING_COMMAND:
         output = observation.get("stderr") or observation.get("output") or observation.get("stdout")
         return f"exit code {code}: {_text(output) or 'a command it needs was not found'}"
     if first_reset and answer.get("done") is True:
-        said = next((t for t in _strings(observation) if _ERRORISH.search(t)), None)
+        said = next((t for t in _strings(observation) if t.strip()), None)
         if said is not None:
-            return f"done on the first reset: {said}"
+            return f"done on the first reset: {_text(said)}"
     return None
 
 
 def needs_named(error: str, needs: Sequence[str]) -> tuple[str, ...]:
-    """The declared ``needs`` (phrases such as ``secret E2B_API_KEY``) that ``error`` reports
-    missing; empty when it reports none of them (then the error is the env's own bug)."""
-    return tuple(need for need in needs if _reports(error, need))
+    """The declared ``needs`` (phrases such as ``secret E2B_API_KEY``) that ``error`` names;
+    empty when it names none of them (then the error is the env's own bug)."""
+    return tuple(need for need in needs if _names(error, need))
 
 
-def _reports(error: str, need: str) -> bool:
+def rejects_arguments(error: str, arguments: Mapping[str, Any]) -> bool:
+    """Whether ``error`` rejects the tool ``arguments`` we built: MCP's invalid params, or a
+    validation error naming one of them."""
+    if _INVALID_PARAMS.search(error):
+        return True
+    return bool(_VALIDATION.search(error)) and any(_word(name, error) for name in arguments)
+
+
+def _names(error: str, need: str) -> bool:
     kind, _, what = need.partition(" ")
     if kind == "secret":
-        return what.lower() in error.lower() or bool(_SECRET_WORDS.search(error))
+        provider = re.split(r"_(?:API_)?(?:KEY|TOKEN|SECRET)", what, flags=re.IGNORECASE)[0]
+        reported = _word(provider.replace("_", " "), error) or _word(provider, error)
+        return _word(what, error) or (
+            reported and bool(_KEY_WORDS.search(error)) and bool(_MISSING.search(error))
+        )
     if kind == "hardware":
-        return what.lower() in error.lower() or bool(_HARDWARE_WORDS.search(error))
-    found = re.findall(r"[A-Za-z][A-Za-z0-9_.-]{3,}", need)
-    words = {w for w in found if w.lower() not in _STOPWORDS}
-    named = any(re.search(rf"\b{re.escape(w)}\b", error, re.IGNORECASE) for w in words)
-    return named or bool(_SERVICE_WORDS.search(error))
+        return _word(what, error) or bool(_HARDWARE_WORDS.search(error))
+    return any(_word(name, error) for name in _service_names(need))
 
 
-def _error_field(fields: Mapping[str, Any]) -> str | None:
-    for name in ERROR_FIELDS:
-        value = fields.get(name)
-        if value not in (None, "", [], {}, False):
-            return f"{name}: {_text(value)}"
-    return None
+def _service_names(need: str) -> list[str]:
+    """The names in a service or download phrase: ``Gitea`` and ``GITEA_URL`` in ``a Gitea
+    server (GITEA_URL)``, words with a capital, a digit or ``._-/`` in them; in a phrase with
+    none (``service redis``), its words but the common ones."""
+    words = re.findall(r"[A-Za-z][A-Za-z0-9_./-]*[A-Za-z0-9]", need)
+    words = [w for w in words if len(w) > 2 and w.lower() not in _STOPWORDS]
+    return [w for w in words if re.search(r"[A-Z0-9_./-]", w)] or words
 
 
-def _tool_error(result: Any) -> str | None:
-    """The text of an MCP tool result marked as an error (``is_error``/``isError``)."""
-    if not isinstance(result, Mapping) or not (result.get("is_error") or result.get("isError")):
-        return None
-    content = result.get("content")
+def _word(word: str, text: str) -> bool:
+    return (
+        bool(word)
+        and re.search(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", text, re.IGNORECASE)
+        is not None
+    )
+
+
+def _errors(value: Any, depth: int = 0) -> Iterator[str]:
+    """Every error ``value`` reports, at any depth."""
+    if depth > 12:
+        return
+    if isinstance(value, str):
+        if value.strip().lower().startswith(_TOOL_FAILURE):
+            yield f"tool error: {_text(value)}"
+        return
+    if isinstance(value, list):
+        for item in value:
+            yield from _errors(item, depth + 1)
+        return
+    if not isinstance(value, Mapping):
+        return
+    for key, item in value.items():
+        if re.sub(r"[^a-z]", "", str(key).lower()) in ERROR_KEYS and _set(item):
+            yield f"{key}: {_text(_message(value) if item is True else item)}"
+    status = value.get("status")
+    if isinstance(status, str) and status.lower() in _FAILED_STATUS:
+        yield f"status {status}: {_text(_message(value))}"
+    message = _message(value)
+    if message and any(value.get(k) is False for k in ("success", "ok")):
+        yield f"not successful: {_text(message)}"
+    for item in value.values():
+        yield from _errors(item, depth + 1)
+
+
+def _set(value: Any) -> bool:
+    return value not in (None, "", [], {}, False)
+
+
+def _message(fields: Mapping[str, Any]) -> Any:
+    """What ``fields`` says in words: its message, or the text of its content."""
+    for name in ("message", "msg", "detail", "reason"):
+        if isinstance(fields.get(name), str) and fields[name]:
+            return fields[name]
+    content = fields.get("content")
     texts = [str(c["text"]) for c in content or () if isinstance(c, Mapping) and c.get("text")]
-    return f"tool error: {_text(' '.join(texts) or result)}"
+    return " ".join(texts) or fields
 
 
 def _exit_code(observation: Mapping[str, Any]) -> int | None:

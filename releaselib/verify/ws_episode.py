@@ -17,7 +17,7 @@ from websockets.sync.client import connect as ws_connect
 
 from releaselib.verify.actions import LIST_TOOLS, call_tool_body
 from releaselib.verify.exchange import Exchange, sent_text, trim
-from releaselib.verify.usable import error_in
+from releaselib.verify.usable import error_in, is_observation
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ def _not_an_observation(text: str, first_reset: bool) -> str | None:
         return "with something that is not a message"
     data = message.get("data")
     if message.get("type") == "observation":
-        if isinstance(data, dict) and "observation" in data:
+        if is_observation(data):
             error = error_in(data, first_reset=first_reset)
             return None if error is None else ERROR_OBSERVATION + error
         return "'observation' without an observation in its data"

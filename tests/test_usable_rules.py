@@ -1,0 +1,202 @@
+"""The usable-data rules against a hostile tester's answers (issue 25): a small in-process env
+answers each body, and the probe's verdict must be the one README's "A PASS needs usable data"
+states."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import jsonschema  # openenv-core's MCP server validates tool arguments with it
+import pytest
+
+from releaselib.verify.probe import Outcome, ProbeResult, probe_base_url
+
+ACTION = {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}
+OK = {"observation": {"echoed": "hi"}, "reward": 0.0, "done": False}
+#: openenv-core's MCP action: a union of ListToolsAction and CallToolAction.
+MCP_ACTION = {
+    "anyOf": [
+        {"properties": {"type": {"const": "list_tools"}}},
+        {
+            "properties": {
+                "type": {"const": "call_tool"},
+                "tool_name": {"type": "string"},
+                "arguments": {"type": "object"},
+            }
+        },
+    ]
+}
+
+
+def env(
+    reset: Any = OK, step: Any = OK, *, status: int = 200, tools: list[Any] | None = None
+) -> httpx.MockTransport:
+    """An env answering ``reset`` and ``step`` with these bodies; with ``tools``, an MCP env
+    whose ``call_tool`` checks the arguments against the tool's input schema like FastMCP."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if path == "/health":
+            return httpx.Response(200, json={"status": "healthy"})
+        if path == "/schema":
+            return httpx.Response(200, json={"action": MCP_ACTION if tools else ACTION})
+        if path == "/reset":
+            return httpx.Response(status, json=reset)
+        action = json.loads(request.content)["action"]
+        if tools is not None and action.get("type") == "list_tools":
+            return httpx.Response(200, json={"observation": {"tools": tools}, "done": False})
+        if tools is not None and action.get("type") == "call_tool":
+            return httpx.Response(200, json=call(tools, action))
+        return httpx.Response(200, json=step)
+
+    return httpx.MockTransport(answer)
+
+
+def call(tools: list[Any], action: dict[str, Any]) -> dict[str, Any]:
+    """FastMCP's answer: the tool's text, or its validation error of the arguments."""
+    schema = next(t["input_schema"] for t in tools if t["name"] == action["tool_name"])
+    try:
+        jsonschema.validate(
+            action["arguments"],
+            schema,
+            format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER,
+        )
+    except jsonschema.ValidationError as exc:
+        text = f"1 validation error for call[{action['tool_name']}]: {exc.message}"
+        return {"observation": {"error": {"code": -32602, "message": text}}, "done": False}
+    return {"observation": {"result": {"content": [{"type": "text", "text": "ok"}]}}, "done": False}
+
+
+def probe(transport: httpx.MockTransport, needs: tuple[str, ...] = ()) -> ProbeResult:
+    return probe_base_url("http://env.test", timeout=5, transport=transport, needs=needs)
+
+
+def observed(observation: Any, **fields: Any) -> dict[str, Any]:
+    return {"observation": observation, "reward": 0.0, "done": False, **fields}
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        (observed({"echoed": "hi"}, error="boom"), "error: boom"),  # 7: beside the observation
+        (observed({"result": {"error": "boom"}}), "error: boom"),  # 8: nested
+        (observed({"metadata": {"info": {"error": "boom"}}}), "error: boom"),
+        (observed({"errorMessage": "KeyError: x"}), "errorMessage: KeyError: x"),  # 9
+        (observed({"Error": "boom"}), "Error: boom"),
+        (observed({"status": "error", "message": "invalid state"}), "invalid state"),  # 12
+        (observed({"success": False, "message": "invalid move"}), "invalid move"),
+        (observed({"result": "Error executing tool t: division by zero"}), "division by zero"),
+        (observed({"result": {"isError": True, "content": [{"text": "bad"}]}}), "bad"),  # 22
+    ],
+)
+def test_an_error_anywhere_in_the_answer_fails(answer: dict[str, Any], said: str) -> None:
+    result = probe(env(step=answer))
+    assert result.outcome is Outcome.FAIL and not result.our_error
+    assert (
+        result.reason.startswith("POST /step answered an observation with ")
+        and said in result.reason
+    )
+
+
+def test_empty_error_fields_and_a_successful_status_pass() -> None:
+    quiet = observed(
+        {"error": None, "errors": [], "is_error": False, "status": "ok", "success": True}
+    )
+    assert probe(env(step=quiet)).outcome is Outcome.PASS
+
+
+@pytest.mark.parametrize("observation", ["Error: dataset missing", ["Traceback"], None])
+def test_an_observation_that_is_not_an_object_fails(observation: Any) -> None:  # 10/11
+    result = probe(env(reset=observed(observation, error="RuntimeError")))
+    assert result.outcome is Outcome.FAIL
+    assert result.reason == "POST /reset answered 200 without an observation"
+
+
+def test_a_first_reset_done_with_any_message_fails() -> None:  # 14
+    crashed = observed({"message": "Episode aborted: environment crashed"}, done=True)
+    result = probe(env(reset=crashed))
+    assert result.outcome is Outcome.FAIL and "environment crashed" in result.reason
+    assert probe(env(reset=observed({"board": []}, done=True))).outcome is Outcome.PASS
+
+
+@pytest.mark.parametrize(
+    ("need", "error", "named"),
+    [
+        ("secret OPENAI_API_KEY", "IndexError in tokenizer", False),  # 17
+        ("secret OPENAI_API_KEY", "self.board is not set", False),
+        ("secret OPENAI_API_KEY", "OPENAI_API_KEY is not set", True),
+        ("secret OPENAI_API_KEY", "The OpenAI API key is missing", True),
+        ("hardware t4-small", "OSError: No space left on device", False),
+        ("hardware t4-small", "RuntimeError: CUDA is not available", True),
+        ("service redis", "KeyError: 'connect_timeout'", False),
+        ("service redis", "cannot connect to redis at localhost:6379", True),
+        ("the GPT-2 tokenizer from huggingface.co", "IndexError in tokenizer", False),
+        ("the GPT-2 tokenizer from huggingface.co", "could not download GPT-2", True),
+    ],
+)
+def test_an_error_names_a_declared_need_only_by_its_name(
+    need: str, error: str, named: bool
+) -> None:
+    result = probe(env(reset=observed({"error": error})), needs=(need,))
+    assert result.outcome is (Outcome.INCONCLUSIVE if named else Outcome.FAIL), result.reason
+    assert result.needs == ((need,) if named else ())
+
+
+TOOLS = [
+    {"type": "integer", "maximum": -1},
+    {"type": "number", "exclusiveMinimum": 2, "exclusiveMaximum": 4},
+    {"type": "string", "format": "email"},
+    {"type": "string", "format": "uri"},
+    {"type": "string", "format": "date"},
+    {"type": "string", "minLength": 3, "maxLength": 5},
+    {"type": "string", "enum": ["north", "south"]},
+    {"type": "array", "items": {"type": "integer"}, "minItems": 2, "uniqueItems": True},
+    {
+        "type": "array",
+        "items": {"type": "string", "format": "email"},
+        "minItems": 2,
+        "uniqueItems": True,
+    },
+    {
+        "type": "object",
+        "properties": {"at": {"type": "integer", "minimum": 5}, "tag": {"const": "x"}},
+        "required": ["at", "tag"],
+    },
+]
+
+
+@pytest.mark.parametrize("argument", TOOLS, ids=lambda s: json.dumps(s)[:40])
+def test_tool_arguments_honour_the_tools_schema_constraints(argument: dict[str, Any]) -> None:  # 20
+    tool = {
+        "name": "t",
+        "input_schema": {"type": "object", "properties": {"a": argument}, "required": ["a"]},
+    }
+    result = probe(env(tools=[tool]))
+    assert result.outcome is Outcome.PASS, result.reason
+
+
+def test_a_tool_rejecting_our_arguments_is_our_error_never_a_fail() -> None:  # 20
+    tool = {
+        "name": "t",
+        "input_schema": {
+            "properties": {"a": {"type": "string", "pattern": "^z+$"}},
+            "required": ["a"],
+        },
+    }
+    result = probe(env(tools=[tool]))
+    assert result.outcome is Outcome.INCONCLUSIVE and result.our_error
+    assert "fix the probe: give the env's plugin a step probe" in result.reason
+
+
+def test_a_422_not_about_our_body_is_the_envs_answer() -> None:  # 35
+    detail = {"detail": [{"loc": ["settings", "DATABASE_URL"], "msg": "Field required"}]}
+    result = probe(env(reset=detail, status=422))
+    assert result.outcome is Outcome.FAIL and not result.our_error
+    ours = {"detail": [{"loc": ["body", "seed"], "msg": "Input should be an integer"}]}
+    assert probe(env(reset=ours, status=422)).our_error
+
+
+def test_any_2xx_with_a_usable_observation_passes() -> None:  # 36
+    assert probe(env(status=201)).outcome is Outcome.PASS
