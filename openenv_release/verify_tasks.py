@@ -34,7 +34,8 @@ HELP = {
     # spelt out so --help loads no releaselib.verify.candidates; tests/test_cli.py checks they match
     "probe_jobs": "how many Spaces to probe at once (default 16, or fewer Spaces)",
     "env": "env whose candidate to verify (repeatable; default: every Space with the suffix)",
-    "space_id": "also verify this owner/name Space (repeatable)",
+    "space_id": "also verify this owner/name Space (repeatable); only a candidate of this "
+    "release is recorded, any other is printed",
     "timeout": "seconds per probe request (default 20; slow envs get more)",
     "wait": "seconds to wait for BUILDING/APP_STARTING Spaces (default 600)",
     "ledger": "record results in this ledger (default: the release's ledger, created if missing)",
@@ -78,7 +79,7 @@ def verify(
     """
 
     from releaselib.hub.client import Hub
-    from releaselib.ledger.step_records import record_verdicts
+    from releaselib.ledger.step_records import NOT_RECORDED, candidate_of, record_verdicts
     from releaselib.verify.candidates import DEFAULT_TIMEOUT, PROBE_JOBS, candidates, verify_spaces
     from releaselib.verify.verdicts import exit_status
     from releaselib.verify.verify_tuple import verify_config
@@ -133,7 +134,15 @@ def verify(
                 on_update=board.update,
             )
         for result, stands in record_verdicts(release_ledger, results, by="verify"):
-            if stands:
+            if stands == NOT_RECORDED:
+                console.print(
+                    f"{result.space_id}: not {result.env}'s candidate in this release "
+                    f"({candidate_of(release_ledger, result.env)}); its {result.outcome.value} "
+                    "is printed, not recorded",
+                    markup=False,
+                    soft_wrap=True,
+                )
+            elif stands:
                 console.print(
                     tables.verdict_stands(result.env, result.outcome.value, stands), markup=False
                 )

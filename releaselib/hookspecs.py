@@ -120,7 +120,7 @@ def openenv_release_allowed_secrets(env: str) -> Iterable[AllowedSecret]:
     """Known false positives of the secret scan in ``env``'s files.
 
     Staging scans every file it takes by content; a finding fails the env unless an
-    ``AllowedSecret`` matches its file (an fnmatch pattern, checkout-relative) and, when given,
+    ``AllowedSecret`` matches its file (an fnmatch pattern under ``envs/<env>/``) and, when given,
     its kind and the SHA-256 of its value (so another secret in that file still fails). An
     allowed finding is recorded in the ledger and the briefing with ``why``.
 

@@ -8,10 +8,11 @@ pluggy's hook machinery (a subset caller of ``pm.hook`` holding that one plugin)
 and monitoring see every call while every record, and every exception, is attributed to its
 plugin; clashes are errors naming both plugins.
 
-Ownership: a fix or probe for an env comes from the plugin that claims the env in
-``openenv_release_envs``. The one exception is a cross-cutting fix: an implementation of
+Ownership: a fix, probe or allowed secret for an env comes from the plugin that claims the
+env in ``openenv_release_envs``. The one exception is a cross-cutting fix: an implementation of
 ``openenv_release_fixes`` without the ``env`` parameter applies its fixes to every env, each
-keyed by the condition its ``apply`` detects.
+keyed by the condition its ``apply`` detects. An allowed secret names files under
+``envs/<env>/`` only.
 """
 
 from __future__ import annotations
@@ -256,7 +257,21 @@ class PluginRegistry:
         )
 
     def allowed_secrets(self, env: str) -> list[Owned[AllowedSecret]]:
-        return self._collect("openenv_release_allowed_secrets", AllowedSecret, env=env)
+        """``env``'s known false positives, all from the plugin that claims it, each a path
+        pattern inside ``envs/<env>/``; any other is an error naming the plugin and env."""
+        found = self._collect("openenv_release_allowed_secrets", AllowedSecret, env=env)
+        folder = f"envs/{env}/"
+        for owned in found:
+            path = owned.record.path
+            self._owns(owned.plugin, env, "allowed secret", path)
+            if not path.startswith(folder) or any(c in folder for c in "*?["):
+                raise PluginError(
+                    f"plugin {owned.plugin} allows secret {path} for env {env}, a path outside "
+                    f"{folder}",
+                    remedy=f"give a file or pattern under {folder} (an env allows only its own "
+                    "files)",
+                )
+        return found
 
     def checks(self) -> list[Owned[Check]]:
         """Every plugin's static checks; a name defined twice is an error."""
@@ -283,6 +298,7 @@ class PluginRegistry:
                     rows[fix.plugin]["fixes"].append(f"{where}:{fix.record.name}")
             for probe in self.probes(env):
                 rows[probe.plugin]["probes"].append(f"{env}:{probe.record.name}")
+            self.allowed_secrets(env)  # checked like fixes and probes
         for check in self.checks():
             rows[check.plugin]["checks"].append(check.record.name)
         return [{"plugin": name, **row} for name, row in rows.items()]

@@ -18,7 +18,7 @@ from releaselib.hookspecs import hookimpl
 from releaselib.locks import LOCK_NAME, held
 from releaselib.options import check_staging_dir
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.records import AllowedSecret
+from releaselib.records import AllowedSecret, EnvProfile
 from releaselib.stage.discover import discover_envs
 from releaselib.stage.secret_gate import allow_flags
 from releaselib.stage.sources import CREDENTIALS_WHY
@@ -206,6 +206,10 @@ def test_a_read_only_staging_dir_is_exit_2(checkout: Path, tmp_path: Path) -> No
 
 
 class AllowsSettings:
+    @hookimpl
+    def openenv_release_envs(self) -> list[EnvProfile]:
+        return [EnvProfile("a_env")]
+
     @hookimpl
     def openenv_release_allowed_secrets(self, env: str) -> list[AllowedSecret]:
         return [AllowedSecret("envs/a_env/*.ini", why="a test fixture", kind="Hugging Face token")] if env == "a_env" else []

@@ -29,6 +29,12 @@ def verified(outcome: str, stage: str = "RUNNING", **more: Any) -> Steps:
 PASSED = verified("PASS", checks=OK)
 PROMOTED = [*PASSED, ("promote", "done", {"decision": "promoted"}), ("collection", "done", {"added": True})]
 
+WS_FAIL_AT_STEP = {
+    "domain": "x.hf.space",
+    "outcome": "FAIL",
+    "transcript": [{"request": r, "status": st} for r, st in [("POST /reset", 404), ("WS /ws", 101), ("WS reset", 101), ("WS step", 101)]],
+}
+
 # name -> (records, the Hub's runtime stage, the expected cells in COLUMNS order)
 CASES: dict[str, tuple[Steps, str | None, str]] = {
     "staged only": ([("stage", "done", {"manifest_hash": "h", "space_id": SPACE})], None, "✓ · · · · · · ·"),
@@ -43,6 +49,11 @@ CASES: dict[str, tuple[Steps, str | None, str]] = {
     "FAIL pinned": ([*verified("FAIL", checks={"POST /reset": 500}), ("pin", "done", {"decision": "pinned"})], "RUNNING", "✓ ✓ ✓ ✗ - - - ✓"),
     "FAIL, pin failed": ([*verified("FAIL", checks={"POST /reset": 500}), ("pin", "failed", {"decision": "pinned", "error": "x"})], "RUNNING", "✓ ✓ ✓ ✗ - - - ✗"),
     "INCONCLUSIVE, no answer": (verified("INCONCLUSIVE", checks={"POST /reset": None}), "RUNNING", "✓ ✓ ✓ · · - - -"),
+    # the cells agree with the verdict, not only with the HTTP statuses (attackA #23)
+    "FAIL at step, answered 200": (verified("FAIL", checks=OK), "RUNNING", "✓ ✓ ✓ ✓ ✗ - - ·"),
+    "INCONCLUSIVE at reset, answered 200": (verified("INCONCLUSIVE", checks={"POST /reset": 200}), "RUNNING", "✓ ✓ ✓ · · - - -"),
+    "INCONCLUSIVE at step": (verified("INCONCLUSIVE", checks={"POST /reset": 200, "POST /step": None}), "RUNNING", "✓ ✓ ✓ ✓ · - - -"),
+    "FAIL at step over /ws": (verified("FAIL", checks={"POST /reset": 404, "WS /ws": 101, "WS reset": 101, "WS step": 101}, domain_attempts=[WS_FAIL_AT_STEP]), "RUNNING", "✓ ✓ ✓ ✓ ✗ - - ·"),
     "PASS over HTTP": (PASSED, "RUNNING", "✓ ✓ ✓ ✓ ✓ · · -"),
     "PASS over /ws": (verified("PASS", checks={"POST /reset": 200, "POST /step": 500, "WS /ws": 101}), "RUNNING", "✓ ✓ ✓ ✓ ✓ · · -"),
     "PASS, sleeping": (PASSED, "SLEEPING", "✓ ✓ ✓ ✓ ✓ · · -"),

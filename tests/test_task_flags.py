@@ -42,15 +42,22 @@ def test_h_is_help_everywhere_and_a_flag_has_one_short_form_or_none() -> None:
             assert set(arg.names[1:]) == shorts_of[arg.names[0]], (name, arg.names)
 
 
-@pytest.mark.parametrize("task", ["deploy", "verify", "promote", "localhub.seed", "status"])
+@pytest.mark.parametrize("task", ["deploy", "verify", "promote", "localhub.seed", "status", "plugin.new"])
 def test_dash_h_after_a_task_prints_its_help(task: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:
         program.run(["openenv-release", task, "-h"])
     assert done.value.code in (0, None)
     out = capsys.readouterr().out
     assert f"Usage: openenv-release [--core-opts] {task}" in out
-    if task != "localhub.seed":
+    if task not in ("localhub.seed", "plugin.new"):
         assert "--hub-endpoint" in out and "-h, --hub-endpoint" not in out
+
+
+def test_plugin_new_without_env_names_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        program.run(["openenv-release", "plugin.new"])
+    assert done.value.code == 2
+    assert "plugin.new needs --env NAME" in capsys.readouterr().err
 
 
 def test_tables_off_a_terminal_keep_each_record_on_its_line(capsys: pytest.CaptureFixture[str]) -> None:

@@ -68,27 +68,41 @@ def built_cell(entry: EnvEntry, runtime: str | None) -> Cell:
     return Cell.PENDING
 
 
+def exchanges(verify: Mapping[str, Any]) -> list[tuple[str, int | None]]:
+    """The verdict's transcript as (request name, status): ``reset``, ``step``, ``ws`` or any
+    other path, over HTTP or ``/ws``, in order; from the attempt the verdict rests on, else the
+    recorded ``checks``."""
+    attempts = verify.get("domain_attempts") or []
+    attempt = next((a for a in attempts if a.get("outcome") == verify.get("outcome")), None)
+    if attempt is not None:
+        pairs = [(e.get("request", ""), e.get("status")) for e in attempt.get("transcript") or ()]
+    else:
+        pairs = list((verify.get("checks") or {}).items())
+    return [(request.partition(" ")[2].removeprefix("/"), status) for request, status in pairs]
+
+
 def check_cells(entry: EnvEntry) -> tuple[Cell, Cell]:
-    """``reset`` and ``step``: both ✓ on a PASS (over HTTP or /ws, a PASS needs both); else the
-    decisive HTTP probe's statuses; a RUNTIME_ERROR is a failed reset; a FAIL that never
-    reached a probe leaves them not applying, an INCONCLUSIVE one pending."""
+    """``reset`` and ``step``, agreeing with the verdict: both ✓ on a PASS; else the request
+    the verdict stopped at is ✗ for a FAIL and · for an INCONCLUSIVE, one answered before it ✓,
+    one never reached - for a FAIL and · otherwise; a RUNTIME_ERROR is a failed reset."""
     verify = data(entry, "verify")
     verdict = verify.get("outcome") if entry.get("verify") is not None else None
     if verdict == "PASS":
         return Cell.DONE, Cell.DONE
-    checks = verify.get("checks") or {}
-    reached = verdict == "FAIL" and verify.get("stage") != "RUNTIME_ERROR"
+    seen = exchanges(verify) if verdict is not None else []
     unreached = Cell.SKIPPED if verdict == "FAIL" else Cell.PENDING
+    if not seen and verdict == "FAIL" and verify.get("stage") == "RUNTIME_ERROR":
+        return Cell.FAILED, Cell.SKIPPED
+    judged = seen[-1][0] if seen else None
     cells = []
     for check in ("reset", "step"):
-        status = checks.get(f"POST /{check}")
-        if status is None:
-            failed_reset = check == "reset" and verdict == "FAIL" and not reached
-            cells.append(Cell.FAILED if failed_reset else unreached)
+        statuses = [status for name, status in seen if name == check]
+        if check == judged:
+            cells.append(Cell.FAILED if verdict == "FAIL" else Cell.PENDING)
+        elif statuses:
+            cells.append(Cell.DONE if statuses[-1] in (200, 101) else Cell.PENDING)
         else:
-            cells.append(Cell.DONE if status == 200 else Cell.FAILED)
-    if cells[0] is Cell.FAILED and checks.get("POST /step") is None:
-        cells[1] = Cell.SKIPPED
+            cells.append(unreached)
     return cells[0], cells[1]
 
 

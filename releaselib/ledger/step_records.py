@@ -71,16 +71,34 @@ def record_deploy(ledger: Ledger, d: Deployed) -> None:
     )
 
 
+#: What ``record_verdicts`` gives for a Space that is not its env's candidate in this release.
+NOT_RECORDED = "not recorded"
+
+
+def candidate_of(ledger: Ledger, env: str) -> str:
+    """``env``'s candidate in this ledger's release: the Space its deploy recorded (``--repo-id``
+    included), else ``<namespace>/<env><suffix>``."""
+    deploy = ledger.env(env).get("deploy")
+    if deploy is not None and deploy.data.get("space_id"):
+        return str(deploy.data["space_id"])
+    release = ledger.to_json()["release"]
+    return f"{release['namespace']}/{env}{release['suffix']}"
+
+
 def record_verdicts(
     ledger: Ledger, results: Sequence[VerifyResult], **extra: Any
 ) -> list[tuple[VerifyResult, str | None]]:
     """Record each result as its env's verify step; with each, None when it became the env's
-    verdict, else the recorded verdict that stands (an INCONCLUSIVE attempt is no evidence)."""
+    verdict, else the recorded verdict that stands (an INCONCLUSIVE attempt is no evidence), or
+    ``NOT_RECORDED`` for a Space that is not the env's candidate (a canonical Space, another
+    release's): its verdict is no evidence about this release."""
     from releaselib.verify.candidates import record_result
 
     kept: list[tuple[VerifyResult, str | None]] = []
     for result in results:
-        if record_result(ledger, result, **extra):
+        if result.space_id.lower() != candidate_of(ledger, result.env).lower():
+            kept.append((result, NOT_RECORDED))
+        elif record_result(ledger, result, **extra):
             kept.append((result, None))
         else:
             standing = ledger.env(result.env).get("verify")
