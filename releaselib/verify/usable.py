@@ -42,7 +42,9 @@ MISSING_COMMAND = frozenset({126, 127})
 #: ``status`` values that report a failure.
 _FAILED_STATUS = frozenset({"error", "failed", "failure", "fail", "exception"})
 #: What FastMCP answers for a tool that raised.
-_TOOL_FAILURE = "error executing tool"
+#: Text that reports an error in its first word: "Error executing tool …" (MCP), "Error: …",
+#: "[ERROR] …" (a tool's own text, e.g. "Error: environment not reset. Call reset() first.").
+_REPORTED_ERROR = re.compile(r"\s*(error executing tool|error:|\[error\])", re.IGNORECASE)
 #: Words that say a secret is missing or wrong.
 _MISSING = re.compile(
     r"missing|not set|unset|not found|not provided|no \S+ provided|required|invalid|"
@@ -95,10 +97,9 @@ def error_in(answer: Any, *, first_reset: bool = False) -> str | None:
     if code in MISSING_COMMAND:
         output = observation.get("stderr") or observation.get("output") or observation.get("stdout")
         return f"exit code {code}: {_text(output) or 'a command it needs was not found'}"
-    if first_reset and answer.get("done") is True:
+    if first_reset and answer.get("done") is True:  # an episode over before it began
         said = next((t for t in _strings(observation) if t.strip()), None)
-        if said is not None:
-            return f"done on the first reset: {_text(said)}"
+        return f"done on the first reset: {_text(said) if said else 'an empty observation'}"
     return None
 
 
@@ -151,7 +152,7 @@ def _errors(value: Any, depth: int = 0) -> Iterator[str]:
     if depth > 12:
         return
     if isinstance(value, str):
-        if value.strip().lower().startswith(_TOOL_FAILURE):
+        if _REPORTED_ERROR.match(value):
             yield f"tool error: {_text(value)}"
         return
     if isinstance(value, list):
