@@ -22,8 +22,10 @@ from releaselib.options import find_repo, pick, repo_source
     }
 )
 def new(c: Context, env: str | None = None, repo: str | None = None, root: str = ".") -> None:
-    """Write env_plugins/ENV.py (the shape every built-in plugin has) for an env of the checkout,
-    and register it."""
+    """Write and register env_plugins/ENV.py for an env of the checkout.
+
+    The module has the shape every built-in plugin has.
+    """
     from releaselib.scaffold import new_plugin
 
     with reported():

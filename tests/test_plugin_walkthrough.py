@@ -88,7 +88,7 @@ def project(tmp_path: Path) -> Path:
     for name in ("env_plugins", "examples", "docs"):
         shutil.copytree(PROJECT / name, root / name, ignore=ignore)
     (root / "tests" / "env_plugins").mkdir(parents=True)
-    for name in ("tests/__init__.py", "tests/conftest.py", "tests/env_plugins/__init__.py",
+    for name in ("tests/__init__.py", "tests/conftest.py", "tests/helpers.py", "tests/env_plugins/__init__.py",
                  "tests/env_plugins/test_builtin_plugins.py"):
         shutil.copyfile(PROJECT / name, root / name)
     for name in ("pyproject.toml", "noxfile.py", "tasks.py"):

@@ -33,6 +33,7 @@ def project(tmp_path: Path) -> Path:
     (root / "tests" / "__init__.py").touch()
     (root / "tests" / "env_plugins" / "__init__.py").touch()
     shutil.copyfile(PROJECT / META_TEST, root / META_TEST)
+    shutil.copyfile(PROJECT / "tests" / "helpers.py", root / "tests" / "helpers.py")  # it imports it
     shutil.copyfile(PROJECT / "pyproject.toml", root / "pyproject.toml")
     (root / "releaselib").symlink_to(PROJECT / "releaselib")
     return root

@@ -218,3 +218,16 @@ def test_what_the_dress_rehearsal_passed_hollow_is_no_longer_usable() -> None:
     assert "Search failed" in (error_in({"observation": search, "done": False}) or "")
     assert error_in({"observation": {"echoed_message": "", "message_length": 0}, "done": False}) is None
     assert error_in({"observation": {"board": "...."}, "done": False}, first_reset=True) is None
+
+
+def test_a_422_naming_a_field_of_our_action_or_one_we_left_out_is_ours() -> None:
+    """openenv-core validates the action itself: its 422 ``loc`` is ``["counter"]``, no ``body``."""
+    from releaselib.verify.probe import _error_locations
+
+    sent = {"action": {"counter": ""}}
+    bad = {"detail": [{"type": "string_pattern_mismatch", "loc": ["counter"], "msg": "x"}]}
+    missing = {"detail": [{"type": "missing", "loc": ["amount"], "msg": "Field required"}]}
+    theirs = {"detail": [{"type": "missing", "loc": ["settings", "DATABASE_URL"], "msg": "x"}]}
+    assert _error_locations(bad, sent) == "at counter"
+    assert _error_locations(missing, sent) == "at amount"
+    assert _error_locations(theirs, sent) is None

@@ -21,7 +21,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0, help="Hub API port (default: a free one)")
     parser.add_argument("--state-dir", type=Path, help="keep repos here (default: a temp folder)")
     parser.add_argument("--scenario", type=Path, help="YAML/JSON scenario of faults")
-    parser.add_argument("--builder", choices=BUILDERS, default="host", help="RUN stand-in")
+    parser.add_argument(
+        "--builder",
+        choices=BUILDERS,
+        default="venv",
+        help="RUN stand-in (default venv: installs what the Space declares; host installs "
+        "nothing, for the bundled examples/ only)",
+    )
     parser.add_argument("--openenv", type=Path, help="OpenEnv checkout the venv builder installs")
     parser.add_argument("--build-timeout", type=float, default=BUILD_TIMEOUT, help="seconds")
     parser.add_argument("--build-jobs", type=int, default=BUILD_JOBS, help="builds at once")

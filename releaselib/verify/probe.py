@@ -166,7 +166,7 @@ class _Episode:
 
     def _expect(self, what: str, answer: Answer, sent: Mapping[str, Any]) -> None:
         """Stop unless ``answer`` is a usable observation."""
-        locations = _error_locations(answer.data) if answer.status == 422 else None
+        locations = _error_locations(answer.data, sent) if answer.status == 422 else None
         if locations is not None:
             raise Stop(
                 Outcome.INCONCLUSIVE,
@@ -272,18 +272,23 @@ def _tool_arguments(sent: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return None
 
 
-def _error_locations(data: Any) -> str | None:
-    """Where a 422's validation errors point into our body (a ``loc`` starting ``body``), e.g.
-    ``at body.action, message``; None when none does (then it is the env's answer, not ours)."""
+def _error_locations(data: Any, sent: Mapping[str, Any]) -> str | None:
+    """Where a 422's validation errors point into our body, e.g. ``at body.action, message``:
+    a ``loc`` starting ``body`` (FastAPI), or naming a field we sent, at the top of the body or
+    of its action (openenv-core validates the action itself: ``["counter"]``), or a field we
+    left out (``missing``, one level deep). None when none
+    does, e.g. ``["settings", "DATABASE_URL"]``: then it is the env's answer, not ours."""
     details = data.get("detail") if isinstance(data, dict) else None
     if not isinstance(details, list):
         return None
+    action = sent.get("action")
+    ours = {"body", *sent, *(action if isinstance(action, Mapping) else ())}
     locations = [
         ".".join(str(part) for part in item["loc"])
         for item in details
         if isinstance(item, dict)
         and isinstance(item.get("loc"), list)
         and item["loc"]
-        and item["loc"][0] == "body"
+        and (item["loc"][0] in ours or (item.get("type") == "missing" and len(item["loc"]) == 1))
     ]
     return "at " + ", ".join(locations) if locations else None
