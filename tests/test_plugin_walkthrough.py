@@ -157,6 +157,7 @@ def test_the_pattern_of_a_shown_line() -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow  # three real servers, the doc run as written: .ci/run runs it
 def test_the_walkthrough_runs_as_written(project: Path, tmp_path: Path) -> None:
     env = run_env(project, tmp_path)
     timeout = 300 * WAIT

@@ -11,7 +11,7 @@ from releaselib.localhub.seed import named_targets
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.rehearse import INTENDED, NAMESPACE, PROMOTED, examples_dir, rehearse
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]  # whole releases, run again: .ci/run runs them
 
 
 def test_faults_change_no_decision_and_make_no_duplicate_commit(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 from releaselib.localhub import Scenario
 from releaselib.rehearse import examples_dir, rehearse
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]  # whole releases, run again: .ci/run runs them
 
 
 def test_a_stale_build_error_is_no_evidence_and_pins_nothing(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from releaselib.localhub import LocalHub
 from releaselib.rehearse import copy_checkout, examples_dir
 from tests.helpers import wait_flag
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]  # whole releases, run again: .ci/run runs them
 
 ENV = "broken_env"
 CANONICAL = f"openenv/{ENV}"
