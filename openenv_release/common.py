@@ -104,9 +104,18 @@ def require_ledger(config: ReleaseConfig, given: str | None, *, remedy: str) -> 
     return open_ledger(config, given)
 
 
-def ledger_for_decisions(config: ReleaseConfig, given: str | None) -> Ledger:
-    """The ledger whose verdicts promote, collection, pin and cleanup act on."""
-    return require_ledger(config, given, remedy="run `verify` first, or pass --ledger PATH")
+def decision_setup(
+    c: Context, as_json: bool, given: str | None, **flags: Any
+) -> tuple[ReleaseConfig, Console, Ledger]:
+    """What promote, collection, pin and cleanup start from: the release tuple (printed), the
+    console, and the ledger whose verdicts they act on."""
+    from releaselib import console as out
+
+    config, resolution = release_tuple(c, **flags)
+    console = consoles(as_json)
+    out.print_tuple(console, config, resolution)
+    remedy = "run `verify` first, or pass --ledger PATH"
+    return config, console, require_ledger(config, given, remedy=remedy)
 
 
 def print_json(config: ReleaseConfig, key: str, items: Sequence[Any]) -> None:

@@ -9,15 +9,12 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 
 from openenv_release.common import (
-    consoles,
-    ledger_for_decisions,
+    decision_setup,
     plugin_registry,
     print_json,
-    release_tuple,
     reported,
 )
 from openenv_release.flags import DECIDE_HELP, helps, release_task
-from releaselib import console as out
 from releaselib import step_tables as tables
 from releaselib.errors import UsageError
 
@@ -61,8 +58,10 @@ def pin(
     from releaselib.publish.steps import pin_step
 
     with reported():
-        config, resolution = release_tuple(
+        config, console, release_ledger = decision_setup(
             c,
+            json,
+            ledger,
             repo=repo,
             version=version,
             namespace=namespace,
@@ -70,9 +69,6 @@ def pin(
             staging_dir=staging_dir,
             hub_endpoint=hub_endpoint,
         )
-        console = consoles(json)
-        out.print_tuple(console, config, resolution)
-        release_ledger = ledger_for_decisions(config, ledger)
         decisions, sha = pin_step(
             Hub.connect(config.hub_endpoint),
             config,
@@ -133,8 +129,10 @@ def cleanup(
             raise UsageError(
                 "pass exactly one of --archive and --delete", remedy="e.g. cleanup --archive --yes"
             )
-        config, resolution = release_tuple(
+        config, console, release_ledger = decision_setup(
             c,
+            json,
+            ledger,
             repo=repo,
             version=version,
             namespace=namespace,
@@ -142,9 +140,6 @@ def cleanup(
             staging_dir=staging_dir,
             hub_endpoint=hub_endpoint,
         )
-        console = consoles(json)
-        out.print_tuple(console, config, resolution)
-        release_ledger = ledger_for_decisions(config, ledger)
         results = cleanup_step(
             Hub.connect(config.hub_endpoint),
             config,

@@ -7,16 +7,13 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 
 from openenv_release.common import (
-    consoles,
-    ledger_for_decisions,
+    decision_setup,
     plugin_registry,
     print_json,
-    release_tuple,
     reported,
     visibility,
 )
 from openenv_release.flags import DECIDE_HELP, helps, release_task
-from releaselib import console as out
 from releaselib import step_tables as tables
 
 
@@ -62,8 +59,10 @@ def promote(
     from releaselib.publish.steps import promote_step
 
     with reported():
-        config, resolution = release_tuple(
+        config, console, release_ledger = decision_setup(
             c,
+            json,
+            ledger,
             repo=repo,
             version=version,
             namespace=namespace,
@@ -71,9 +70,6 @@ def promote(
             staging_dir=staging_dir,
             hub_endpoint=hub_endpoint,
         )
-        console = consoles(json)
-        out.print_tuple(console, config, resolution)
-        release_ledger = ledger_for_decisions(config, ledger)
         decisions = promote_step(
             Hub.connect(config.hub_endpoint),
             config,
@@ -144,8 +140,10 @@ def collection(
     from releaselib.publish.steps import collection_step
 
     with reported():
-        config, resolution = release_tuple(
+        config, console, release_ledger = decision_setup(
             c,
+            json,
+            ledger,
             repo=repo,
             version=version,
             namespace=namespace,
@@ -155,9 +153,6 @@ def collection(
             collection_namespace=collection_namespace,
             private=visibility(private, public),
         )
-        console = consoles(json)
-        out.print_tuple(console, config, resolution)
-        release_ledger = ledger_for_decisions(config, ledger)
         synced = collection_step(
             Hub.connect(config.hub_endpoint),
             config,
