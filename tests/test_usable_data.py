@@ -35,6 +35,7 @@ from releaselib.verify.candidates import (
     verify_spaces,
 )
 from releaselib.verify.probe import Outcome
+from tests.helpers import waits
 
 ENVS = Path(__file__).resolve().parent / "usable_envs"
 DOCKERFILE = Path(__file__).resolve().parents[1] / "examples/envs/echo_env/server/Dockerfile"
@@ -215,14 +216,15 @@ def test_every_builtin_plugins_declared_needs_reach_the_verdict_and_the_ledger(
     registry = PluginRegistry(get_plugin_manager(entry_points=False, disabled=()))
     needing = {env: o.record.needs for env, o in registry.profiles().items() if o.record.needs}
     assert {"kernrl", "tbench2_env", "git_env", "coding_tools_env"} <= needing.keys()
-    state = settle(connect(hub), f"openenv/needy_env{SUFFIX}", wait=120, interval=0.2)
+    state = settle(connect(hub), f"openenv/needy_env{SUFFIX}", wait=waits(120), interval=0.2)
     assert state.stage == "RUNNING"
     ledger = Ledger.load(tmp_path / "ledger.json", release())
     headers = connect(hub).auth_header()
     for env, needs in needing.items():  # the needy Space stands in for each env
-        result = check_space(state, plan_for(registry, env, 30.0), headers=headers, tls=tls(hub))
+        plan = plan_for(registry, env, waits(30.0))
+        result = check_space(state, plan, headers=headers, tls=tls(hub))
         assert result.outcome is Outcome.INCONCLUSIVE, (env, result.reason)
-        assert result.needs == needs == result.declared_needs, env
+        assert result.needs == needs == result.declared_needs, (env, result.reason)
         assert f"needs {', '.join(needs)} (give the Space" in result.reason, env
         record_result(ledger, result)
         data = ledger.env(env).get("verify").data
