@@ -143,7 +143,7 @@ def test_in_a_rehearsal_an_env_that_needs_a_secret_is_inconclusive_and_never_pin
 
             def release(rehearsal: str | None):
                 options = ReleaseOptions(  # without a rehearsal, the embedded Hub stands in for the real one
-                    timeout=5.0, wait=waits(120.0), interval=0.5, tls=tls, rehearsal=rehearsal, allow_embedded_hub=rehearsal is None,
+                    timeout=waits(5.0), wait=waits(120.0), interval=0.5, tls=tls, rehearsal=rehearsal, allow_embedded_hub=rehearsal is None,
                 )
                 return Release(config, resolution, hub, registry, ledger, options).run(specs)
 
