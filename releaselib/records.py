@@ -116,7 +116,8 @@ class Probe:
     After ``GET /health`` the verifier sends ``POST /reset``, the plugin's probes, then a
     schema-derived ``POST /step``; a probe of ``/reset`` or ``/step`` replaces the verifier's
     own. Those two must be ``POST`` expecting 200 with a usable observation (a ``/step`` body is
-    ``{"action": {...}}``); any other probe passes when its answer has ``expect_status``. A field
+    ``{"action": {...}}``; a ``/reset`` body is also the reset's data when the episode runs over
+    ``/ws``); any other probe passes when its answer has ``expect_status``. A field
     the verifier cannot honour is refused here (the registry reports it as a PluginError).
     """
 

@@ -36,7 +36,15 @@ STEPS = {
     ),
     "step_raises_env": "raise RuntimeError('step is broken')",
     "http_disabled_env": "return EchoObservation(echoed=action.message, reward=1.0, done=False)",
+    "needs_scenario_env": "return EchoObservation(echoed=action.message, reward=1.0, done=False)",
 }
+#: Real agent_world_model_env answers a reset without a scenario with an error observation.
+NEEDS_SCENARIO = (
+    "        self._ready = True\n",
+    "        if not kwargs.get('scenario'):\n"
+    "            return EchoObservation(echoed=\"Error: Parameter 'scenario' is required\", done=False)\n"
+    "        self._ready = True\n",
+)
 #: Real agent_world_model_env answers HTTP reset and step with 400: "Use WebSocket endpoint".
 HTTP_DISABLED_APP = """\
 from fastapi.responses import JSONResponse
@@ -92,8 +100,11 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
                 EXAMPLES / "echo_env", tree, ignore=shutil.ignore_patterns("__pycache__")
             )
             shutil.copyfile(tree / "server" / "Dockerfile", tree / "Dockerfile")
-            (tree / "server" / "echo_environment.py").write_text(ENVIRONMENT.format(step=step))
-            if env == "http_disabled_env":
+            source = ENVIRONMENT.format(step=step)
+            if env == "needs_scenario_env":
+                source = source.replace(*NEEDS_SCENARIO)
+            (tree / "server" / "echo_environment.py").write_text(source)
+            if env in ("http_disabled_env", "needs_scenario_env"):
                 (tree / "server" / "app.py").write_text(HTTP_DISABLED_APP)
             api.create_repo(f"openenv/{env}", repo_type="space", space_sdk="docker", private=True)
             api.upload_folder(folder_path=tree, repo_id=f"openenv/{env}", repo_type="space")
@@ -113,14 +124,19 @@ def domain(hub: LocalHub, env: str) -> str:
     return state.domains[0].name
 
 
-def probe(hub: LocalHub, env: str, step_body: dict | None = None) -> ProbeResult:
+def probe(
+    hub: LocalHub, env: str, step_body: dict | None = None, reset_body: dict | None = None
+) -> ProbeResult:
     headers = {"Authorization": f"Bearer {hub.token}"}
+    probes = () if reset_body is None else (Probe("reset", "POST", "/reset", reset_body),)
+    if step_body is not None:
+        probes += (Probe("step", "POST", "/step", step_body),)
     return probe_base_url(
         f"https://{domain(hub, env)}",
         timeout=waits(30),
         headers=headers,
         verify=tls(hub),
-        probes=() if step_body is None else (Probe("step", "POST", "/step", step_body),),
+        probes=probes,
     )
 
 
@@ -134,6 +150,17 @@ def test_an_env_that_serves_episodes_only_over_ws_passes_and_a_refused_body_is_o
     assert refused.outcome is Outcome.INCONCLUSIVE and refused.our_error, refused.render()
     assert refused.reason.startswith("probe error: POST /reset answered 400; over /ws reset")
     assert "VALIDATION_ERROR" in refused.reason and "a plugin step body" in refused.reason
+
+
+def test_a_plugins_reset_body_is_the_reset_over_ws_too(hub: LocalHub) -> None:
+    """As agent_world_model_env: HTTP reset and step answer 400, and a reset needs a scenario."""
+    bare = probe(hub, "needs_scenario_env", {"action": {"message": "hi"}})
+    assert bare.outcome is Outcome.FAIL, bare.render()
+    assert "over /ws reset answered" in bare.reason and "scenario" in bare.reason
+    given = probe(hub, "needs_scenario_env", {"action": {"message": "hi"}}, {"scenario": "s1"})
+    assert given.outcome is Outcome.PASS, given.render()
+    ws_reset = next(e for e in given.transcript if (e.method, e.path) == ("WS", "reset"))
+    assert json.loads(ws_reset.sent)["data"] == {"scenario": "s1"}
 
 
 def test_an_env_that_steps_only_after_its_reset_passes_over_ws(hub: LocalHub) -> None:
@@ -268,14 +295,19 @@ def test_an_observation_message_without_an_observation_is_no_pass() -> None:
     assert "reset answered 'observation' without an observation" in result.reason
 
 
-def test_a_ws_episode_that_never_ends_is_ours_within_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_ws_handshake_that_never_ends_is_ours_and_tried_twice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """websockets' sync client can wait without a limit for its receiving thread when a
-    handshake fails half-way; the episode's own deadline turns that into our INCONCLUSIVE."""
+    handshake fails half-way; a handshake with no end in its own time-out is tried once more
+    on a new connection, then is our INCONCLUSIVE."""
     from releaselib.verify import ws_episode as module
 
     release = threading.Event()
+    connections = []
 
     def hangs(*args: object, **kwargs: object) -> None:
+        connections.append(args)
         release.wait(60)  # as websockets' unbounded join of its receive thread did
         raise OSError("released")
 
@@ -285,5 +317,6 @@ def test_a_ws_episode_that_never_ends_is_ours_within_the_deadline(monkeypatch: p
     said = module.ws_episode(socket, {"message": "x"}, transcript)
     release.set()
     assert said is not None and said.startswith(module.NOT_THE_ENV)
-    assert "had no end within our limit of 0.3 s" in said
-    assert transcript[-1].status is None and transcript[-1].path == "/ws"
+    assert "the handshake had no end within our limit of 0.075 s, 2 times" in said
+    assert len(connections) == 2
+    assert [(e.path, e.status) for e in transcript] == [("/ws", None), ("/ws", None)]

@@ -240,7 +240,8 @@ class _Episode:
                 raise Stop(http.outcome, reason, needs=http.needs) from None
             step = {"action": None}
         action = step.get("action")
-        said = ws_episode(socket, action, self.session.transcript)
+        reset = next((p.body for p in self.probes if p.path == "/reset"), None)
+        said = ws_episode(socket, action, self.session.transcript, reset)
         if said is None:
             return (
                 "reset and step answered usable observations over /ws "

@@ -53,35 +53,73 @@ class Socket:
 #: How many of the socket's time-outs a whole episode may take: the handshake, up to three
 #: messages, and the close.
 EPISODE_TIMEOUTS = 6
+#: A handshake's own time-out (websockets' open_timeout) and a margin for its thread to end.
+HANDSHAKE_MARGIN = 1.5
+#: How many connections a hung handshake gets.
+HANDSHAKES = 2
 
 
 def ws_episode(
-    socket: Socket, action: dict[str, Any] | None, transcript: list[Exchange]
+    socket: Socket,
+    action: dict[str, Any] | None,
+    transcript: list[Exchange],
+    reset: Mapping[str, Any] | None = None,
 ) -> str | None:
     """None when ``reset`` then ``step`` over ``/ws`` both answer usable observations; else
-    what ``/ws`` said. ``action`` None: a tool-calling env, so the step lists the tools, then
-    calls the first. Each handshake and message goes into ``transcript``.
+    what ``/ws`` said. ``reset`` is the reset's data (a plugin's ``/reset`` probe body; ``{}``
+    when None). ``action`` None: a tool-calling env, so the step lists the tools, then calls
+    the first. Each handshake and message goes into ``transcript``.
 
     The episode runs on a daemon thread under one deadline: websockets' sync client can wait
     without a limit for its own receiving thread when a handshake fails half-way (seen behind
-    a proxy on a loaded machine), and our wait must never decide more than our time-out."""
-    seen: list[Exchange] = []
-    said: list[str | None] = []
-    worker = threading.Thread(
-        target=lambda: said.append(_episode(socket, action, seen)), daemon=True, name="ws-probe"
+    a proxy on a loaded machine), and our wait must never decide more than our time-out. A
+    handshake that has no end within its own time-out is ours, so it is tried once more on a
+    new connection."""
+    limit, waited = socket.timeout * EPISODE_TIMEOUTS, socket.timeout * HANDSHAKE_MARGIN
+    for _ in range(HANDSHAKES):
+        seen: list[Exchange] = []
+        said: list[str | None] = []
+        opened = threading.Event()
+        worker = threading.Thread(
+            target=_run, args=(socket, action, dict(reset or {}), seen, opened, said), daemon=True
+        )
+        worker.start()
+        handshake = opened.wait(waited) or not worker.is_alive()
+        if handshake:
+            worker.join(limit)
+        transcript.extend(list(seen))
+        if said:
+            return said[0]
+        if handshake:
+            transcript.append(Exchange("WS", "/ws", None, f"no end within {limit:g} s", limit))
+            said.append(f"the episode had no end within our limit of {limit:g} s")
+            return f"{NOT_THE_ENV}{said[-1]} (hung connection)"
+        transcript.append(
+            Exchange("WS", "/ws", None, f"no handshake end within {waited:g} s", waited)
+        )
+    return (
+        f"{NOT_THE_ENV}the handshake had no end within our limit of {waited:g} s, "
+        f"{HANDSHAKES} times (hung connection)"
     )
-    worker.start()
-    limit = socket.timeout * EPISODE_TIMEOUTS
-    worker.join(limit)
-    transcript.extend(list(seen))
-    if said:
-        return said[0]
-    transcript.append(Exchange("WS", "/ws", None, f"no end within {limit:g} s", limit))
-    return f"{NOT_THE_ENV}the episode had no end within our limit of {limit:g} s (hung connection)"
+
+
+def _run(
+    socket: Socket,
+    action: dict[str, Any] | None,
+    reset: dict[str, Any],
+    transcript: list[Exchange],
+    opened: threading.Event,
+    said: list[str | None],
+) -> None:
+    said.append(_episode(socket, action, reset, transcript, opened))
 
 
 def _episode(
-    socket: Socket, action: dict[str, Any] | None, transcript: list[Exchange]
+    socket: Socket,
+    action: dict[str, Any] | None,
+    reset: dict[str, Any],
+    transcript: list[Exchange],
+    opened: threading.Event,
 ) -> str | None:
     sending, start = "/ws", time.monotonic()
 
@@ -97,6 +135,7 @@ def _episode(
             open_timeout=socket.timeout,
             close_timeout=socket.timeout,
         ) as connection:
+            opened.set()
             record(101, "")
 
             def answer(kind: str, data: dict[str, Any]) -> tuple[str | None, Any]:
@@ -108,7 +147,7 @@ def _episode(
                 record(101, text, sent_text(message))
                 return _not_an_observation(text, kind == "reset"), text
 
-            if (problem := answer("reset", {})[0]) is not None:
+            if (problem := answer("reset", reset)[0]) is not None:
                 return f"reset answered {problem}"
             if action is None:
                 problem, text = answer("step", LIST_TOOLS["action"])

@@ -198,3 +198,14 @@ def test_calendar_seed_data_webhook_is_an_allowed_finding_and_nothing_else_is(tm
     seed.write_text('x = "https://hooks.slack.com/services/T0A1B2C3D/B0A1B2C3D/abcdefghijklmnop"\n')
     with pytest.raises(StageError, match="Slack Token"):
         scan_secrets(Sources({}, {rel: seed}, ()), Scanner(), allowed)
+def test_agent_world_model_resets_with_its_readmes_scenario_and_names_its_dataset() -> None:
+    """Its reset without a scenario answers an error; the scenarios download from huggingface.co,
+    which a rehearsal cannot reach, so that error must match a declared need."""
+    from releaselib.verify.usable import needs_named
+
+    registry = builtin_registry()
+    resets = [o.record.body for o in registry.probes("agent_world_model_env")]
+    assert resets == [{"scenario": "e_commerce_33", "task_idx": 0}]
+    profile = registry.profiles()["agent_world_model_env"].record
+    error = "LocalEntryNotFoundError: cannot reach huggingface.co for Snowflake/AgentWorldModel-1K"
+    assert needs_named(error, profile.needs) == profile.services
