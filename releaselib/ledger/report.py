@@ -68,18 +68,35 @@ def standing_pin(pins: Sequence[StepRecord]) -> StepRecord | None:
     return standing
 
 
+#: the decision of an env that ``promote`` has not decided on its standing verdict
+NOT_PROMOTED = "not promoted yet"
+
+
+def current_promote(entry: EnvEntry) -> Mapping[str, Any]:
+    """The promote record when it acted on the verdict that stands now, else empty: before
+    ``promote`` runs, or after a later verdict made it due again, nothing it recorded is true
+    of this candidate (a record without ``verified_at`` predates the field and counts)."""
+    promote, verify = entry.get("promote"), entry.get("verify")
+    if promote is None:
+        return {}
+    acted_on = promote.data.get("verified_at", verify.at if verify is not None else None)
+    return promote.data if acted_on == (verify.at if verify is not None else None) else {}
+
+
 def decision(entry: EnvEntry, pin: StepRecord | None) -> str:
-    """promoted, pinned or held."""
-    if data(entry, "promote").get("decision") == "promoted":
+    """promoted, pinned, held, or not promoted yet (``promote`` has not decided on the
+    standing verdict)."""
+    promote = current_promote(entry)
+    if promote.get("decision") == "promoted":
         return "promoted"
     if pin is not None or data(entry, "pin").get("decision") == "pinned":
         return "pinned"
-    return "held"
+    return "held" if promote else NOT_PROMOTED
 
 
 def decision_reason(entry: EnvEntry, verdict: str, decided: str, pin: StepRecord | None) -> str:
     """Why the env ended as ``decided``: what the next step needs, in words."""
-    promote, verify = data(entry, "promote"), data(entry, "verify")
+    promote, verify = current_promote(entry), data(entry, "verify")
     if decided == "promoted":
         return f"into {', '.join(promote.get('targets', [])) or 'its canonical Spaces'}"
     why = f"{verdict}: {verify.get('reason') or 'no reason recorded'}"
@@ -93,7 +110,7 @@ def decision_reason(entry: EnvEntry, verdict: str, decided: str, pin: StepRecord
         return "not verified yet"
     if verdict != "PASS":
         return why
-    return str(promote.get("reason") or "not promoted yet")
+    return str(promote.get("reason") or "promote has not run on this PASS")
 
 
 def evidence(verify: StepRecord | None) -> dict[str, Any]:
@@ -173,7 +190,7 @@ def env_report(
         "needs": list(verify.get("needs") or []),
         "decision": decided,
         "decision_reason": decision_reason(entry, verdict, decided, pin),
-        "canonical_targets": list(data(entry, "promote").get("targets", [])),
+        "canonical_targets": list(current_promote(entry).get("targets", [])),
         "reason": verify.get("reason") or deploy.get("error") or stage.get("error") or "",
         "evidence": found,
         "stage": found.get("stage"),

@@ -10,7 +10,7 @@ from typing import Any
 
 from releaselib.config import ReleaseConfig
 from releaselib.ledger.ledger import EnvEntry, Ledger
-from releaselib.ledger.report import Commands, data, outcome
+from releaselib.ledger.report import Commands, current_promote, data, outcome
 
 COLUMNS = ("staged", "deployed", "built", "reset", "step", "promoted", "collected", "pinned")
 #: Runtime stages that mean the image was built (a RUNTIME_ERROR is built; it failed to run).
@@ -162,7 +162,7 @@ def board(ledger: Ledger, runtimes: Mapping[str, str | None], config: ReleaseCon
         space_id = data(entry, "deploy").get("space_id") or data(entry, "stage").get("space_id")
         runtime = runtimes.get(space_id) if space_id else None
         runtime = runtime or data(entry, "verify").get("stage")
-        promote, pin = data(entry, "promote"), data(entry, "pin")
+        promote, pin = current_promote(entry), data(entry, "pin")
         verdict = data(entry, "verify").get("outcome") if entry.get("verify") else None
         # no verdict yet: pending, unless staging or deploying failed (nothing follows)
         stuck = verdict is None and outcome(entry) == "FAIL"
