@@ -33,6 +33,13 @@ PROBE_REMEDY = (
     "network, timeouts, the probe), then rerun release; nothing was pinned"
 )
 WAIT_REMEDY = "rerun release (it verifies again), with a longer --wait if the Space was building"
+#: a Space the listing lacks, when it was read without a token: the Hub lists no private Space
+#: to an anonymous caller, so its absence says nothing
+NO_TOKEN = "unknown: no token"
+NO_TOKEN_NOTE = (
+    "no Hub token: a private Space is listed only to a token that can read it, so the runtime "
+    "of each private candidate is unknown; set HF_TOKEN (or run `hf auth login`) to see it"
+)
 NEEDS_REMEDY = (
     "verify against the real Hub, where the Space can have what its plugin says it needs; "
     "nothing was pinned"
@@ -161,10 +168,14 @@ def flip(ledger: Ledger, name: str, verifies: Sequence[StepRecord]) -> dict[str,
 
 
 def env_report(
-    ledger: Ledger, name: str, listed: Mapping[str, RemoteSpace] | None = None
+    ledger: Ledger,
+    name: str,
+    listed: Mapping[str, RemoteSpace] | None = None,
+    *,
+    anonymous: bool = False,
 ) -> dict[str, Any]:
     """One env's facts; ``listed`` (Space id -> the Hub listing's entry) gives its runtime now and
-    its canonical Spaces' commits (None: not listed)."""
+    its canonical Spaces' commits (None: not listed; ``anonymous``: listed without a token)."""
     entry = ledger.env(name)
     verify, deploy, stage = data(entry, "verify"), data(entry, "deploy"), data(entry, "stage")
     pins = ledger.history(name, "pin")
@@ -179,7 +190,7 @@ def env_report(
     return {
         "env": name,
         "space_id": space_id,
-        "runtime": now_stage(listed, space_id),
+        "runtime": now_stage(listed, space_id, anonymous=anonymous),
         "canonicals": [
             {"id": target, "commit": held_commit(listed, target)}
             for target in (flipped or {}).get("targets", [])
@@ -222,13 +233,16 @@ def applied_fixes(stage: Mapping[str, Any]) -> list[dict[str, str]]:
     ]
 
 
-def now_stage(listed: Mapping[str, RemoteSpace] | None, space_id: str | None) -> str | None:
-    """The Space's stage in the Hub listing, or why there is none (None: not listed)."""
+def now_stage(
+    listed: Mapping[str, RemoteSpace] | None, space_id: str | None, *, anonymous: bool = False
+) -> str | None:
+    """The Space's stage in the Hub listing, or why there is none (None: not listed). A Space
+    an anonymous listing lacks may be private, not gone."""
     if listed is None:
         return None
     space = listed.get(space_id or "")
     if space is None:
-        return "not on the Hub"
+        return NO_TOKEN if anonymous else "not on the Hub"
     return space.stage or "no runtime"
 
 
@@ -294,7 +308,9 @@ def current_report(
     when the ledger records no deploy: no Space of this release exists to list)."""
     deployed = any(ledger.env(name).get("deploy") for name in ledger.envs())
     spaces = hub.list_spaces(config.namespace) if deployed else []
-    return build_report(config, ledger, ref_reason=ref_reason, spaces=spaces)
+    return build_report(
+        config, ledger, ref_reason=ref_reason, spaces=spaces, anonymous=not hub.has_token
+    )
 
 
 def build_report(
@@ -303,12 +319,14 @@ def build_report(
     *,
     ref_reason: str | None = None,
     spaces: Sequence[RemoteSpace] | None = None,
+    anonymous: bool = False,
 ) -> dict[str, Any]:
     """The briefing as data: release tuple, per-env facts, the failed and the inconclusive
     with their remedies, evidence for the canonical flips, how to reproduce. ``spaces``: the
-    Hub listing that runtimes and canonical commits come from (None: shown as not listed)."""
+    Hub listing that runtimes and canonical commits come from (None: shown as not listed;
+    ``anonymous``: read without a token, so a private Space it lacks is unknown, not gone)."""
     listed = None if spaces is None else {s.id: s for s in spaces}
-    envs = [env_report(ledger, name, listed) for name in ledger.envs()]
+    envs = [env_report(ledger, name, listed, anonymous=anonymous) for name in ledger.envs()]
     commands = Commands(config, ledger)
     return {
         "release": {

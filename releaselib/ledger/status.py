@@ -10,7 +10,7 @@ from typing import Any
 
 from releaselib.config import ReleaseConfig
 from releaselib.ledger.ledger import EnvEntry, Ledger
-from releaselib.ledger.report import Commands, current_promote, data, outcome
+from releaselib.ledger.report import NO_TOKEN, Commands, current_promote, data, outcome
 
 COLUMNS = ("staged", "deployed", "built", "reset", "step", "promoted", "collected", "pinned")
 #: Runtime stages that mean the image was built (a RUNTIME_ERROR is built; it failed to run).
@@ -153,15 +153,23 @@ def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) 
     return "done"
 
 
-def board(ledger: Ledger, runtimes: Mapping[str, str | None], config: ReleaseConfig) -> list[Row]:
-    """One row per env in the ledger; ``runtimes`` maps Space id -> runtime stage."""
+def board(
+    ledger: Ledger,
+    runtimes: Mapping[str, str | None],
+    config: ReleaseConfig,
+    *,
+    anonymous: bool = False,
+) -> list[Row]:
+    """One row per env in the ledger; ``runtimes`` maps Space id -> runtime stage, from a
+    listing read without a token when ``anonymous`` (a private candidate it lacks is shown
+    as unknown, never as gone; its cells rest on what verify saw)."""
     commands = Commands(config, ledger)
     rows = []
     for name in ledger.envs():
         entry = ledger.env(name)
         space_id = data(entry, "deploy").get("space_id") or data(entry, "stage").get("space_id")
-        runtime = runtimes.get(space_id) if space_id else None
-        runtime = runtime or data(entry, "verify").get("stage")
+        listed = runtimes.get(space_id) if space_id else None
+        runtime = listed or data(entry, "verify").get("stage")
         promote, pin = current_promote(entry), data(entry, "pin")
         verdict = data(entry, "verify").get("outcome") if entry.get("verify") else None
         # no verdict yet: pending, unless staging or deploying failed (nothing follows)
@@ -183,7 +191,8 @@ def board(ledger: Ledger, runtimes: Mapping[str, str | None], config: ReleaseCon
             ),
             "pinned": decided_cell(entry, "pin", pin.get("decision") == "pinned", failed),
         }
-        rows.append(Row(name, cells, runtime, next_action(entry, cells, commands)))
+        shown = NO_TOKEN if anonymous and space_id and space_id not in runtimes else runtime
+        rows.append(Row(name, cells, shown, next_action(entry, cells, commands)))
     return rows
 
 
