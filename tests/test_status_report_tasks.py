@@ -1,5 +1,5 @@
-"""``status`` and ``report`` as a user runs them on the embedded Hub's private candidates: what
-they say without a token."""
+"""The tasks that read a release's ledger (``status``, ``report``, ``promote``) as a user runs
+them against the embedded Hub's private candidates: what they say and how they exit."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def recorded(release: Release) -> Path:
     for env, verdict in release.verdicts.items():
         ledger.record(env, "stage", manifest_hash="h", space_id=verdict.space_id)
         ledger.record(env, "deploy", space_id=verdict.space_id, head=verdict.commit)
-        ledger.record(env, "verify", outcome=verdict.outcome, commit=verdict.commit, reason=verdict.reason, stage="RUNNING")
+        ledger.record(env, "verify", outcome=verdict.outcome, commit=verdict.commit, reason=verdict.reason, stage="RUNNING", space_id=verdict.space_id)
     return ledger.path
 
 
@@ -70,3 +70,22 @@ def test_without_a_token_a_private_candidate_is_unknown_never_gone(localhub, tmp
         assert code == 0 and runtimes == {"echo_env": "unknown: no token", "broken_env": "unknown: no token"}, task
         assert "no Hub token: a private Space is listed only to a token that can read it" in err
         assert "not on the Hub" not in out
+
+
+def test_promote_exits_as_the_readme_says_when_nothing_is_promoted(localhub, tmp_path: Path, monkeypatch, capsys) -> None:
+    envs = {**ENVS, "slow_env": ("INCONCLUSIVE", ">=0.2.0")}
+    release = make_release(localhub, tmp_path, envs, canonicals=("openenv/echo_env", "openenv/broken_env", "openenv/slow_env"))
+    recorded(release)
+    as_user(localhub, monkeypatch, tmp_path, token=True)
+    common = ("--repo", str(release.config.repo), "--version", "0.2.2", "--staging-dir", str(release.config.staging_dir))
+    heads = {s: release.head(s) for s in ("openenv/echo_env", "openenv/broken_env", "openenv/slow_env")}
+
+    code, out, _ = run_task(capsys, "promote", *common, "--env", "broken_env")
+    assert code == 1 and "nothing promoted: every canonical of 1 env was held" in out  # it FAILed
+    code, out, _ = run_task(capsys, "promote", *common, "--env", "slow_env", "--env", "broken_env", "--json")
+    assert code == 1  # one FAILed, one INCONCLUSIVE: the FAIL decides
+    code, out, _ = run_task(capsys, "promote", *common, "--env", "slow_env")
+    assert code == 5 and "nothing promoted" in out  # nothing decisive happened
+    code, out, _ = run_task(capsys, "promote", *common, "--dry-run")
+    assert code == 0 and "nothing promoted" not in out  # echo_env's promotion is planned
+    assert {s: release.head(s) for s in heads} == heads
