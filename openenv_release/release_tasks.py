@@ -16,10 +16,10 @@ from rich.markup import escape
 
 from openenv_release.common import (
     consoles,
+    ledger_setup,
     plugin_registry,
     release_tuple,
     reported,
-    require_ledger,
 )
 from openenv_release.flags import helps, release_task
 from releaselib import console as out
@@ -203,8 +203,11 @@ def status(
     from releaselib.ledger.status import board, runtimes_of
 
     with reported():
-        config, _ = release_tuple(
+        config, _, release_ledger = ledger_setup(
             c,
+            "status",
+            ledger,
+            remedy=NO_LEDGER_YET,
             repo=repo,
             version=version,
             namespace=namespace,
@@ -212,7 +215,6 @@ def status(
             hub_endpoint=hub_endpoint,
         )
         hub = Hub.connect(config.hub_endpoint)
-        release_ledger = require_ledger(config, ledger, remedy=NO_LEDGER_YET)
         listing = runtimes_of(hub.list_spaces(config.namespace))
         rows = board(release_ledger, listing, config, anonymous=not hub.has_token)
         if not hub.has_token:
@@ -245,15 +247,17 @@ def report(
     from releaselib.ledger.report import NO_TOKEN_NOTE, current_report, write_briefing
 
     with reported():
-        config, resolution = release_tuple(
+        config, resolution, release_ledger = ledger_setup(
             c,
+            "report",
+            ledger,
+            remedy=NO_LEDGER_YET,
             repo=repo,
             version=version,
             namespace=namespace,
             staging_dir=staging_dir,
             hub_endpoint=hub_endpoint,
         )
-        release_ledger = require_ledger(config, ledger, remedy=NO_LEDGER_YET)
         hub = Hub.connect(config.hub_endpoint)
         data = current_report(hub, config, release_ledger, ref_reason=resolution.reason)
         if not hub.has_token:

@@ -11,7 +11,6 @@ named with the commit it holds.
 from __future__ import annotations
 
 import json
-import shlex
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,8 +19,8 @@ from typing import Any
 from releaselib.config import ReleaseConfig
 from releaselib.files import write_atomic
 from releaselib.hub.client import Hub, RemoteSpace
+from releaselib.ledger.commands import FROM_CHECKOUT, Commands
 from releaselib.ledger.ledger import EnvEntry, Ledger, StepRecord
-from releaselib.ledger.paths import default_path
 from releaselib.render import render
 
 FAIL_REMEDY = (
@@ -278,29 +277,6 @@ def flip_warning(flipped: Mapping[str, Any], verdict: str, verify: Mapping[str, 
     )
 
 
-class Commands:
-    """Command lines for this release that run as printed: every flag that finds its checkout,
-    staging dir, ledger and Hub, and the options of its last ``release`` run."""
-
-    def __init__(self, config: ReleaseConfig, ledger: Ledger) -> None:
-        self.config, self.ledger_path = config, ledger.path
-        runs = ledger.runs()
-        self.run_flags: list[str] = list(runs[-1].get("flags", [])) if runs else []
-
-    def line(self, task: str, *extra: str, envs: Sequence[str] = ()) -> str:
-        c = self.config
-        args = ["openenv-release", task, "--repo", str(c.repo), "--version", c.version]
-        args += ["--namespace", c.namespace, "--staging-dir", str(c.staging_dir)]
-        if self.ledger_path.resolve() != default_path(c).resolve():
-            args += ["--ledger", str(self.ledger_path)]
-        if c.hub_endpoint:
-            args += ["--hub-endpoint", c.hub_endpoint]
-        if task == "release":
-            args += [f for f in self.run_flags if f not in extra]
-        args += [*extra, *(a for env in envs for a in ("--env", env))]
-        return shlex.join(args)
-
-
 def current_report(
     hub: Hub, config: ReleaseConfig, ledger: Ledger, *, ref_reason: str | None = None
 ) -> dict[str, Any]:
@@ -385,6 +361,8 @@ def build_report(
             commands.line("status"),
             commands.line("report"),
         ],
+        # written from the ledger alone: release runs from the checkout, which finds it
+        "reproduce_from": FROM_CHECKOUT if commands.needs_checkout("release") else None,
     }
 
 

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from releaselib.config import ReleaseConfig
+from releaselib.ledger.commands import Commands
 from releaselib.ledger.ledger import EnvEntry, Ledger
-from releaselib.ledger.report import NO_TOKEN, Commands, current_promote, data, outcome
+from releaselib.ledger.report import NO_TOKEN, current_promote, data, outcome
 
 COLUMNS = ("staged", "deployed", "built", "reset", "step", "promoted", "collected", "pinned")
 #: Runtime stages that mean the image was built (a RUNTIME_ERROR is built; it failed to run).
@@ -119,7 +120,7 @@ def decided_cell(entry: EnvEntry, step: str, done: bool, applies: bool | None) -
 
 def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) -> str:
     env = entry.name
-    rerun = commands.line("release", envs=[env])
+    rerun = commands.action("release", envs=[env])
     verify = data(entry, "verify")
     if cells["staged"] is Cell.FAILED:
         return f"fix the staging error, then {rerun}"
@@ -131,7 +132,7 @@ def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) 
     if verdict == "FAIL":
         if cells["pinned"] is Cell.DONE:
             return f"fix the env, then {rerun}"
-        return commands.line("pin", envs=[env])
+        return commands.action("pin", envs=[env])
     if verdict == "INCONCLUSIVE":
         why = verify.get("reason") or "no reason recorded"
         if verify.get("needs"):
@@ -144,12 +145,12 @@ def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) 
         extra = ("--create-missing",) if promote.get("missing") else ()
         if entry.get("promote") is None or data(entry, "pin").get("changed"):
             # the pin step changed the checkout after this verdict: redeploy, verify, promote
-            return commands.line("release", *extra, envs=[env])
-        return commands.line("promote", *extra, envs=[env])
+            return commands.action("release", *extra, envs=[env])
+        return commands.action("promote", *extra, envs=[env])
     if cells["collected"] in (Cell.PENDING, Cell.FAILED):
-        return commands.line("collection")
+        return commands.action("collection")
     if data(entry, "cleanup").get("action") is None:
-        return commands.line("cleanup", "--archive", "--yes")
+        return commands.action("cleanup", "--archive", "--yes")
     return "done"
 
 
