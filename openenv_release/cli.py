@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from invoke.exceptions import Exit, ParseError
 from invoke.parser.context import ParserContext
@@ -33,16 +35,35 @@ class ReleaseProgram(Program):
         super().parse_collection()
 
     def parse_core(self, argv: list[str] | None) -> None:
-        try:
+        with usage_errors():
             super().parse_core(argv)
-        except ParseError as exc:
-            raise Exit(f"error: {exc}; {USAGE_REMEDY}", code=2) from None
 
     def parse_tasks(self) -> None:
-        try:
+        with usage_errors():
             super().parse_tasks()
-        except ParseError as exc:
-            raise Exit(f"error: {exc}; {USAGE_REMEDY}", code=2) from None
+
+    def parse_cleanup(self) -> None:
+        """``--help``/``--list`` naming no task or collection is a usage error too (invoke
+        raises a ParseError, or exits 1, there)."""
+        listed = self.args.list.value
+        if isinstance(listed, str):
+            try:
+                self.collection.subcollection_from_path(listed)
+            except KeyError:
+                message = f"error: no collection named {listed!r}; {USAGE_REMEDY}"
+                raise Exit(message, code=2) from None
+        with usage_errors():
+            super().parse_cleanup()
+
+
+@contextmanager
+def usage_errors() -> Iterator[None]:
+    """A ParseError of invoke's (an unknown flag or task, a flag without its value) as one
+    line and exit 2."""
+    try:
+        yield
+    except ParseError as exc:
+        raise Exit(f"error: {exc}; {USAGE_REMEDY}", code=2) from None
 
 
 program = ReleaseProgram(version=__version__, name="openenv-release", binary="openenv-release")
@@ -73,3 +94,7 @@ def main() -> None:
         # the interpreter's final flush of stdout from raising again
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(BROKEN_PIPE)
+
+
+if __name__ == "__main__":  # python -m openenv_release.cli, as the console script
+    main()

@@ -10,6 +10,7 @@ import sys
 import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from invoke.context import Context
@@ -102,6 +103,44 @@ def require_ledger(config: ReleaseConfig, given: str | None, *, remedy: str) -> 
     if not path.exists():
         raise UsageError(f"no release ledger at {path}", remedy=remedy)
     return open_ledger(config, given)
+
+
+def checkout_named(c: Context, repo: str | None) -> bool:
+    """Whether a checkout is named (``--repo``, ``OPENENV_RELEASE_REPO``, invoke's config) or
+    the current directory is one."""
+    from releaselib.options import pick
+    from releaselib.stage.discover import is_openenv_checkout
+
+    return pick("repo", repo, release_config(c)) is not None or is_openenv_checkout(Path.cwd())
+
+
+def ledger_setup(
+    c: Context, task: str, given: str | None, *, remedy: str, **flags: Any
+) -> tuple[ReleaseConfig, RefResolution, Ledger]:
+    """What status and report start from: the release tuple and its ledger. They read only
+    the ledger and the Hub, so without a checkout the tuple comes from the flags and the
+    ledger (``--ledger``, whose folder is then the staging dir unless one is given, else the
+    one ledger under the staging dir), as verify's does."""
+    if checkout_named(c, flags.get("repo")):
+        config, resolution = release_tuple(c, **flags)
+        return config, resolution, require_ledger(config, given, remedy=remedy)
+    from releaselib.options import pick
+    from releaselib.verify.verify_tuple import verify_config
+
+    if given and pick("staging_dir", flags.get("staging_dir"), release_config(c)) is None:
+        flags["staging_dir"] = str(Path(given).expanduser().resolve().parent)  # the ledger's
+    config, resolution, found = verify_config(
+        options(**flags), release_config(c), ledger=given, task=task
+    )
+    ledger = require_ledger(config, given or (str(found) if found else None), remedy=remedy)
+    recorded = ledger.to_json().get("release", {})
+    if recorded.get("ref") and config.ref != recorded["ref"]:  # the ledger at its default path
+        reason = f"recorded in {ledger.path}"
+        config = config.with_(
+            ref=recorded["ref"], ref_reason=reason, dist=recorded.get("dist") or config.dist
+        )
+        resolution = RefResolution(config.ref, reason, config.dist)
+    return config, resolution, ledger
 
 
 def decision_setup(

@@ -53,10 +53,12 @@ def promote(
 ) -> None:
     """Publish each PASSed candidate's verified tree into its canonical Spaces.
 
-    Exit 1 if any promotion failed.
+    Exit 1 if any promotion failed. When nothing was promoted (every canonical held): exit 1
+    if a held env FAILed, else 5 (nothing decisive happened).
     """
     from releaselib.hub.client import Hub
     from releaselib.publish.steps import promote_step
+    from releaselib.verify.verdicts import INCONCLUSIVE_EXIT, exit_status, from_ledger
 
     with reported():
         config, console, release_ledger = decision_setup(
@@ -86,6 +88,18 @@ def promote(
             tables.print_promotions(console, decisions, dry_run=dry_run)
         if any(d.status == "failed" for d in decisions):
             raise Exit(code=1)
+        if not any(d.status in ("promoted", "current", "planned") for d in decisions):
+            verdicts = from_ledger(release_ledger)
+            held = dict.fromkeys(d.env for d in decisions)
+            code, _ = exit_status(verdicts[e].outcome if e in verdicts else "" for e in held)
+            envs = f"{len(held)} env{'' if len(held) == 1 else 's'}"
+            why = f"every canonical of {envs} was held (the reasons above say what each needs)"
+            console.print(
+                f"nothing promoted: {why if held else 'no env has a verdict to act on'}",
+                markup=False,
+                soft_wrap=True,
+            )
+            raise Exit(code=code or INCONCLUSIVE_EXIT)
 
 
 @release_task(

@@ -16,10 +16,10 @@ from rich.markup import escape
 
 from openenv_release.common import (
     consoles,
+    ledger_setup,
     plugin_registry,
     release_tuple,
     reported,
-    require_ledger,
 )
 from openenv_release.flags import helps, release_task
 from releaselib import console as out
@@ -199,11 +199,15 @@ def status(
 ) -> None:
     """The board: env x step from the ledger and one Hub listing, with each env's next action."""
     from releaselib.hub.client import Hub
+    from releaselib.ledger.report import NO_TOKEN_NOTE
     from releaselib.ledger.status import board, runtimes_of
 
     with reported():
-        config, _ = release_tuple(
+        config, _, release_ledger = ledger_setup(
             c,
+            "status",
+            ledger,
+            remedy=NO_LEDGER_YET,
             repo=repo,
             version=version,
             namespace=namespace,
@@ -211,8 +215,10 @@ def status(
             hub_endpoint=hub_endpoint,
         )
         hub = Hub.connect(config.hub_endpoint)
-        release_ledger = require_ledger(config, ledger, remedy=NO_LEDGER_YET)
-        rows = board(release_ledger, runtimes_of(hub.list_spaces(config.namespace)), config)
+        listing = runtimes_of(hub.list_spaces(config.namespace))
+        rows = board(release_ledger, listing, config, anonymous=not hub.has_token)
+        if not hub.has_token:
+            consoles(True).print(NO_TOKEN_NOTE, markup=False, soft_wrap=True)
         if json:
             print(jsonlib.dumps([r.as_json() for r in rows], indent=2))
         else:
@@ -238,20 +244,24 @@ def report(
     """
     from releaselib.hub.client import Hub
     from releaselib.ledger.paths import briefing_stem
-    from releaselib.ledger.report import current_report, write_briefing
+    from releaselib.ledger.report import NO_TOKEN_NOTE, current_report, write_briefing
 
     with reported():
-        config, resolution = release_tuple(
+        config, resolution, release_ledger = ledger_setup(
             c,
+            "report",
+            ledger,
+            remedy=NO_LEDGER_YET,
             repo=repo,
             version=version,
             namespace=namespace,
             staging_dir=staging_dir,
             hub_endpoint=hub_endpoint,
         )
-        release_ledger = require_ledger(config, ledger, remedy=NO_LEDGER_YET)
         hub = Hub.connect(config.hub_endpoint)
         data = current_report(hub, config, release_ledger, ref_reason=resolution.reason)
+        if not hub.has_token:
+            consoles(True).print(NO_TOKEN_NOTE, markup=False, soft_wrap=True)
         stem = briefing_stem(release_ledger.path)
         markdown, as_json = write_briefing(data, release_ledger.path.parent, stem)
         if json:

@@ -14,6 +14,9 @@ from releaselib.errors import UsageError
 from releaselib.space_ids import CandidateId, check_suffix
 
 DEFAULT_NAMESPACE = "openenv"
+#: the checkout of a tuple built without one (``verify``, and ``status``/``report`` from the
+#: ledger alone)
+NO_CHECKOUT = Path("(none)")
 DEFAULT_BASE_REPO = "ghcr.io/huggingface/openenv-base"
 DEFAULT_HUB_TAG = "openenv"
 OPENENV_GIT_URL = "https://github.com/huggingface/OpenEnv.git"

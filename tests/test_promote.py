@@ -84,9 +84,18 @@ def test_missing_canonicals_are_created_only_with_create_missing(localhub, tmp_p
     assert first["openenv/wordle"].status == "held" and first["openenv/sudoku"].status == "promoted"
     assert not release.api.repo_exists("openenv/wordle", repo_type="space")
 
+    plan = by_target(promote(release.hub, release.config, release.verdicts, release.registry, create_missing=True, dry_run=True))
+    assert plan["openenv/wordle"].status == "planned" and plan["openenv/wordle"].create
+    assert "create it as a public Docker Space" in plan["openenv/wordle"].reason  # the plan says what it creates
+    assert not release.api.repo_exists("openenv/wordle", repo_type="space")
+
     second = by_target(promote(release.hub, release.config, release.verdicts, release.registry, create_missing=True))
     assert second["openenv/fresh_env"].create and second["openenv/fresh_env"].status == "promoted"
-    assert release.api.space_info("openenv/wordle").private is True  # created like the release's Spaces
+    for created in ("openenv/wordle", "openenv/fresh_env"):  # canonicals are the release's public face
+        info = release.api.space_info(created)
+        assert info.private is False and info.sdk == "docker"
+        assert second[created].reason == f"created {created} as a public Docker Space"
+    assert release.config.private is True  # while the candidates stay private
     assert release.hub.variables("openenv/wordle") == {"TEXTARENA_ENV_ID": "Wordle-v0"}
     assert not release.api.repo_exists("openenv/textarena_env", repo_type="space")
 

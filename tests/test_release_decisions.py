@@ -240,3 +240,32 @@ def test_the_boards_cleanup_action_is_the_command_that_archives(tmp_path: Path) 
     ledger.record("echo_env", "pin", decision="leave", changed=False)
     (row,) = board(ledger, {space: "RUNNING"}, config)
     assert row.next_action.startswith("openenv-release cleanup ") and row.next_action.endswith(" --archive --yes"), row.next_action
+
+
+def test_a_briefing_written_before_promote_claims_no_canonical_decision(tmp_path: Path) -> None:
+    """Before ``promote`` has decided on the standing verdict, the canonical columns say "not
+    promoted yet": never held, nor what a promotion of an earlier verdict recorded."""
+    from releaselib.ledger.report import build_report, render_briefing
+
+    config = release_config(tmp_path, tmp_path, ref="main", ref_reason="t")
+    ledger = Ledger.load(tmp_path / "ledger.json", config.as_json())
+    for env, outcome in (("echo_env", "PASS"), ("broken_env", "FAIL"), ("textarena_env", "PASS")):
+        ledger.record(env, "stage", manifest_hash="h", space_id=f"openenv/{env}-0.2.2")
+        ledger.record(env, "deploy", space_id=f"openenv/{env}-0.2.2", head="c1")
+        ledger.record(env, "verify", outcome=outcome, commit="c1", reason="" if outcome == "PASS" else "POST /reset answered 500")
+    at = ledger.env("textarena_env").get("verify").at
+    ledger.record("textarena_env", "promote", decision="promoted", targets=["openenv/sudoku", "openenv/wordle"], verified_at=at)
+    ledger.record("textarena_env", "verify", outcome="FAIL", commit="c1", reason="POST /step answered 500")  # a new verdict: promote is due again
+
+    report = build_report(config, ledger)
+    envs = {e["env"]: e for e in report["envs"]}
+    for env in ("echo_env", "broken_env", "textarena_env"):
+        assert (envs[env]["decision"], envs[env]["canonical_targets"]) == ("not promoted yet", []), env
+    assert envs["echo_env"]["decision_reason"] == "promote has not run on this PASS"
+    assert report["counts"]["decision"] == {"not promoted yet": 3}
+    text = render_briefing(report)
+    assert "| echo_env | `openenv/echo_env-0.2.2` | `c1` | PASS | not promoted yet | - |" in text
+    assert "### textarena_env: FAIL, not promoted yet" in text and "held" not in text
+    # what the earlier promotion did is still told, as a fact about the canonicals, with its warning
+    (flip,) = report["evidence"]
+    assert flip["targets"] == ["openenv/sudoku", "openenv/wordle"] and "now fails" in flip["warning"]

@@ -11,7 +11,6 @@ named with the commit it holds.
 from __future__ import annotations
 
 import json
-import shlex
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,8 +19,8 @@ from typing import Any
 from releaselib.config import ReleaseConfig
 from releaselib.files import write_atomic
 from releaselib.hub.client import Hub, RemoteSpace
+from releaselib.ledger.commands import FROM_CHECKOUT, Commands
 from releaselib.ledger.ledger import EnvEntry, Ledger, StepRecord
-from releaselib.ledger.paths import default_path
 from releaselib.render import render
 
 FAIL_REMEDY = (
@@ -33,6 +32,13 @@ PROBE_REMEDY = (
     "network, timeouts, the probe), then rerun release; nothing was pinned"
 )
 WAIT_REMEDY = "rerun release (it verifies again), with a longer --wait if the Space was building"
+#: a Space the listing lacks, when it was read without a token: the Hub lists no private Space
+#: to an anonymous caller, so its absence says nothing
+NO_TOKEN = "unknown: no token"
+NO_TOKEN_NOTE = (
+    "no Hub token: a private Space is listed only to a token that can read it, so the runtime "
+    "of each private candidate is unknown; set HF_TOKEN (or run `hf auth login`) to see it"
+)
 NEEDS_REMEDY = (
     "verify against the real Hub, where the Space can have what its plugin says it needs; "
     "nothing was pinned"
@@ -68,18 +74,35 @@ def standing_pin(pins: Sequence[StepRecord]) -> StepRecord | None:
     return standing
 
 
+#: the decision of an env that ``promote`` has not decided on its standing verdict
+NOT_PROMOTED = "not promoted yet"
+
+
+def current_promote(entry: EnvEntry) -> Mapping[str, Any]:
+    """The promote record when it acted on the verdict that stands now, else empty: before
+    ``promote`` runs, or after a later verdict made it due again, nothing it recorded is true
+    of this candidate (a record without ``verified_at`` predates the field and counts)."""
+    promote, verify = entry.get("promote"), entry.get("verify")
+    if promote is None:
+        return {}
+    acted_on = promote.data.get("verified_at", verify.at if verify is not None else None)
+    return promote.data if acted_on == (verify.at if verify is not None else None) else {}
+
+
 def decision(entry: EnvEntry, pin: StepRecord | None) -> str:
-    """promoted, pinned or held."""
-    if data(entry, "promote").get("decision") == "promoted":
+    """promoted, pinned, held, or not promoted yet (``promote`` has not decided on the
+    standing verdict)."""
+    promote = current_promote(entry)
+    if promote.get("decision") == "promoted":
         return "promoted"
     if pin is not None or data(entry, "pin").get("decision") == "pinned":
         return "pinned"
-    return "held"
+    return "held" if promote else NOT_PROMOTED
 
 
 def decision_reason(entry: EnvEntry, verdict: str, decided: str, pin: StepRecord | None) -> str:
     """Why the env ended as ``decided``: what the next step needs, in words."""
-    promote, verify = data(entry, "promote"), data(entry, "verify")
+    promote, verify = current_promote(entry), data(entry, "verify")
     if decided == "promoted":
         return f"into {', '.join(promote.get('targets', [])) or 'its canonical Spaces'}"
     why = f"{verdict}: {verify.get('reason') or 'no reason recorded'}"
@@ -93,7 +116,7 @@ def decision_reason(entry: EnvEntry, verdict: str, decided: str, pin: StepRecord
         return "not verified yet"
     if verdict != "PASS":
         return why
-    return str(promote.get("reason") or "not promoted yet")
+    return str(promote.get("reason") or "promote has not run on this PASS")
 
 
 def evidence(verify: StepRecord | None) -> dict[str, Any]:
@@ -144,10 +167,14 @@ def flip(ledger: Ledger, name: str, verifies: Sequence[StepRecord]) -> dict[str,
 
 
 def env_report(
-    ledger: Ledger, name: str, listed: Mapping[str, RemoteSpace] | None = None
+    ledger: Ledger,
+    name: str,
+    listed: Mapping[str, RemoteSpace] | None = None,
+    *,
+    anonymous: bool = False,
 ) -> dict[str, Any]:
     """One env's facts; ``listed`` (Space id -> the Hub listing's entry) gives its runtime now and
-    its canonical Spaces' commits (None: not listed)."""
+    its canonical Spaces' commits (None: not listed; ``anonymous``: listed without a token)."""
     entry = ledger.env(name)
     verify, deploy, stage = data(entry, "verify"), data(entry, "deploy"), data(entry, "stage")
     pins = ledger.history(name, "pin")
@@ -162,7 +189,7 @@ def env_report(
     return {
         "env": name,
         "space_id": space_id,
-        "runtime": now_stage(listed, space_id),
+        "runtime": now_stage(listed, space_id, anonymous=anonymous),
         "canonicals": [
             {"id": target, "commit": held_commit(listed, target)}
             for target in (flipped or {}).get("targets", [])
@@ -173,7 +200,7 @@ def env_report(
         "needs": list(verify.get("needs") or []),
         "decision": decided,
         "decision_reason": decision_reason(entry, verdict, decided, pin),
-        "canonical_targets": list(data(entry, "promote").get("targets", [])),
+        "canonical_targets": list(current_promote(entry).get("targets", [])),
         "reason": verify.get("reason") or deploy.get("error") or stage.get("error") or "",
         "evidence": found,
         "stage": found.get("stage"),
@@ -205,13 +232,16 @@ def applied_fixes(stage: Mapping[str, Any]) -> list[dict[str, str]]:
     ]
 
 
-def now_stage(listed: Mapping[str, RemoteSpace] | None, space_id: str | None) -> str | None:
-    """The Space's stage in the Hub listing, or why there is none (None: not listed)."""
+def now_stage(
+    listed: Mapping[str, RemoteSpace] | None, space_id: str | None, *, anonymous: bool = False
+) -> str | None:
+    """The Space's stage in the Hub listing, or why there is none (None: not listed). A Space
+    an anonymous listing lacks may be private, not gone."""
     if listed is None:
         return None
     space = listed.get(space_id or "")
     if space is None:
-        return "not on the Hub"
+        return NO_TOKEN if anonymous else "not on the Hub"
     return space.stage or "no runtime"
 
 
@@ -247,29 +277,6 @@ def flip_warning(flipped: Mapping[str, Any], verdict: str, verify: Mapping[str, 
     )
 
 
-class Commands:
-    """Command lines for this release that run as printed: every flag that finds its checkout,
-    staging dir, ledger and Hub, and the options of its last ``release`` run."""
-
-    def __init__(self, config: ReleaseConfig, ledger: Ledger) -> None:
-        self.config, self.ledger_path = config, ledger.path
-        runs = ledger.runs()
-        self.run_flags: list[str] = list(runs[-1].get("flags", [])) if runs else []
-
-    def line(self, task: str, *extra: str, envs: Sequence[str] = ()) -> str:
-        c = self.config
-        args = ["openenv-release", task, "--repo", str(c.repo), "--version", c.version]
-        args += ["--namespace", c.namespace, "--staging-dir", str(c.staging_dir)]
-        if self.ledger_path.resolve() != default_path(c).resolve():
-            args += ["--ledger", str(self.ledger_path)]
-        if c.hub_endpoint:
-            args += ["--hub-endpoint", c.hub_endpoint]
-        if task == "release":
-            args += [f for f in self.run_flags if f not in extra]
-        args += [*extra, *(a for env in envs for a in ("--env", env))]
-        return shlex.join(args)
-
-
 def current_report(
     hub: Hub, config: ReleaseConfig, ledger: Ledger, *, ref_reason: str | None = None
 ) -> dict[str, Any]:
@@ -277,7 +284,9 @@ def current_report(
     when the ledger records no deploy: no Space of this release exists to list)."""
     deployed = any(ledger.env(name).get("deploy") for name in ledger.envs())
     spaces = hub.list_spaces(config.namespace) if deployed else []
-    return build_report(config, ledger, ref_reason=ref_reason, spaces=spaces)
+    return build_report(
+        config, ledger, ref_reason=ref_reason, spaces=spaces, anonymous=not hub.has_token
+    )
 
 
 def build_report(
@@ -286,12 +295,14 @@ def build_report(
     *,
     ref_reason: str | None = None,
     spaces: Sequence[RemoteSpace] | None = None,
+    anonymous: bool = False,
 ) -> dict[str, Any]:
     """The briefing as data: release tuple, per-env facts, the failed and the inconclusive
     with their remedies, evidence for the canonical flips, how to reproduce. ``spaces``: the
-    Hub listing that runtimes and canonical commits come from (None: shown as not listed)."""
+    Hub listing that runtimes and canonical commits come from (None: shown as not listed;
+    ``anonymous``: read without a token, so a private Space it lacks is unknown, not gone)."""
     listed = None if spaces is None else {s.id: s for s in spaces}
-    envs = [env_report(ledger, name, listed) for name in ledger.envs()]
+    envs = [env_report(ledger, name, listed, anonymous=anonymous) for name in ledger.envs()]
     commands = Commands(config, ledger)
     return {
         "release": {
@@ -350,6 +361,8 @@ def build_report(
             commands.line("status"),
             commands.line("report"),
         ],
+        # written from the ledger alone: release runs from the checkout, which finds it
+        "reproduce_from": FROM_CHECKOUT if commands.needs_checkout("release") else None,
     }
 
 

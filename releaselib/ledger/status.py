@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from releaselib.config import ReleaseConfig
+from releaselib.ledger.commands import Commands
 from releaselib.ledger.ledger import EnvEntry, Ledger
-from releaselib.ledger.report import Commands, data, outcome
+from releaselib.ledger.report import NO_TOKEN, current_promote, data, outcome
 
 COLUMNS = ("staged", "deployed", "built", "reset", "step", "promoted", "collected", "pinned")
 #: Runtime stages that mean the image was built (a RUNTIME_ERROR is built; it failed to run).
@@ -119,7 +120,7 @@ def decided_cell(entry: EnvEntry, step: str, done: bool, applies: bool | None) -
 
 def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) -> str:
     env = entry.name
-    rerun = commands.line("release", envs=[env])
+    rerun = commands.action("release", envs=[env])
     verify = data(entry, "verify")
     if cells["staged"] is Cell.FAILED:
         return f"fix the staging error, then {rerun}"
@@ -131,7 +132,7 @@ def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) 
     if verdict == "FAIL":
         if cells["pinned"] is Cell.DONE:
             return f"fix the env, then {rerun}"
-        return commands.line("pin", envs=[env])
+        return commands.action("pin", envs=[env])
     if verdict == "INCONCLUSIVE":
         why = verify.get("reason") or "no reason recorded"
         if verify.get("needs"):
@@ -144,25 +145,33 @@ def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) 
         extra = ("--create-missing",) if promote.get("missing") else ()
         if entry.get("promote") is None or data(entry, "pin").get("changed"):
             # the pin step changed the checkout after this verdict: redeploy, verify, promote
-            return commands.line("release", *extra, envs=[env])
-        return commands.line("promote", *extra, envs=[env])
+            return commands.action("release", *extra, envs=[env])
+        return commands.action("promote", *extra, envs=[env])
     if cells["collected"] in (Cell.PENDING, Cell.FAILED):
-        return commands.line("collection")
+        return commands.action("collection")
     if data(entry, "cleanup").get("action") is None:
-        return commands.line("cleanup", "--archive", "--yes")
+        return commands.action("cleanup", "--archive", "--yes")
     return "done"
 
 
-def board(ledger: Ledger, runtimes: Mapping[str, str | None], config: ReleaseConfig) -> list[Row]:
-    """One row per env in the ledger; ``runtimes`` maps Space id -> runtime stage."""
+def board(
+    ledger: Ledger,
+    runtimes: Mapping[str, str | None],
+    config: ReleaseConfig,
+    *,
+    anonymous: bool = False,
+) -> list[Row]:
+    """One row per env in the ledger; ``runtimes`` maps Space id -> runtime stage, from a
+    listing read without a token when ``anonymous`` (a private candidate it lacks is shown
+    as unknown, never as gone; its cells rest on what verify saw)."""
     commands = Commands(config, ledger)
     rows = []
     for name in ledger.envs():
         entry = ledger.env(name)
         space_id = data(entry, "deploy").get("space_id") or data(entry, "stage").get("space_id")
-        runtime = runtimes.get(space_id) if space_id else None
-        runtime = runtime or data(entry, "verify").get("stage")
-        promote, pin = data(entry, "promote"), data(entry, "pin")
+        listed = runtimes.get(space_id) if space_id else None
+        runtime = listed or data(entry, "verify").get("stage")
+        promote, pin = current_promote(entry), data(entry, "pin")
         verdict = data(entry, "verify").get("outcome") if entry.get("verify") else None
         # no verdict yet: pending, unless staging or deploying failed (nothing follows)
         stuck = verdict is None and outcome(entry) == "FAIL"
@@ -183,7 +192,8 @@ def board(ledger: Ledger, runtimes: Mapping[str, str | None], config: ReleaseCon
             ),
             "pinned": decided_cell(entry, "pin", pin.get("decision") == "pinned", failed),
         }
-        rows.append(Row(name, cells, runtime, next_action(entry, cells, commands)))
+        shown = NO_TOKEN if anonymous and space_id and space_id not in runtimes else runtime
+        rows.append(Row(name, cells, shown, next_action(entry, cells, commands)))
     return rows
 
 

@@ -11,7 +11,7 @@ commit are downloaded, the README card is rebuilt for the target's Space id (the
 release builds for the candidate must be what the candidate holds, so nothing but the Space
 id changes), and the tree goes into the target through deploy's diff and the duplicate-free
 commit: a target that already holds it gets no commit. Per-target variables are set only where
-they differ. The target keeps its own visibility.
+they differ. The target keeps its own visibility; one that ``create_missing`` creates is public.
 
 A canonical is replaced only where the release owns it: the staged files, and the card
 fields the release writes (merged into the canonical's own card, :mod:`canonical_card`). A
@@ -44,6 +44,9 @@ from releaselib.stage.staged_tree import build_manifest
 from releaselib.verify.verdicts import select, standing_pass
 
 Status = Literal["promoted", "current", "planned", "held", "failed"]
+#: what ``--create-missing`` makes of a missing canonical: the public face of the release, as
+#: the canonicals a namespace already has are (only candidates are private)
+CREATE = "create it as a public Docker Space"
 
 
 @dataclass(frozen=True)
@@ -215,7 +218,7 @@ def _publish(
     """Make ``target`` hold the candidate's tree (card rebuilt) and its variables."""
     base = Promotion(env, candidate, target.space_id, "held", commit=commit)
     if not target.exists and not run.create_missing:
-        reason = f"{target.space_id} does not exist; pass --create-missing to create it"
+        reason = f"{target.space_id} does not exist; pass --create-missing to {CREATE}"
         return replace(base, status="held", reason=reason, create=True)  # held: it is missing
     try:
         remote = run.hub.remote_files(target.space_id) if target.exists else {}
@@ -235,8 +238,9 @@ def _publish(
         )
         if not (plan.upload or plan.delete or plan.variables or plan.create):
             return replace(plan, status="current")
-        if run.dry_run:
-            return replace(plan, status="planned")
+        if run.dry_run:  # the plan says what it creates
+            missing = f"{target.space_id} does not exist: {CREATE}" if plan.create else ""
+            return replace(plan, status="planned", reason=missing)
         if plan.delete and not run.delete:
             reason = (
                 f"would delete {len(delete)} file(s) of an earlier release the tree no longer "
@@ -245,7 +249,7 @@ def _publish(
             )
             return replace(plan, status="held", reason=reason)
         if plan.create:
-            run.hub.create_space(target.space_id, private=run.config.private)
+            run.hub.create_space(target.space_id, private=False)  # a canonical is public
         for key, value in wanted.items():  # before the commit, so its build sees them
             run.hub.set_variable(target.space_id, key, value)
         pushed = None
@@ -262,7 +266,8 @@ def _publish(
         raise
     except ReleaseError as exc:
         return replace(base, status="failed", reason=exc.one_line())
-    return replace(plan, status="promoted", pushed=pushed)
+    made = f"created {target.space_id} as a public Docker Space" if plan.create else ""
+    return replace(plan, status="promoted", pushed=pushed, reason=made)
 
 
 def _held_card(run: _Run, target: Target, remote: Mapping[str, object]) -> str | None:

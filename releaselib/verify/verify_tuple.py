@@ -19,7 +19,7 @@ from releaselib.options import Options, check_namespace, find_repo, hub_endpoint
 from releaselib.records import SPACE_ID
 from releaselib.stage.discover import checkout_project
 
-NO_CHECKOUT = Path("(none)")
+NO_CHECKOUT = cfg.NO_CHECKOUT
 NOT_RESOLVED = "not resolved: verify needs no checkout"
 
 
@@ -31,14 +31,15 @@ def recorded_release(path: Path) -> dict[str, Any]:
         raise UsageError(f"--ledger {exc.message}", remedy=exc.remedy) from None
 
 
-def find_ledger(staging: Path, namespace: str | None) -> Path:
-    """The one release ledger under ``staging`` (of ``namespace`` when given)."""
+def find_ledger(staging: Path, namespace: str | None, task: str = "verify") -> Path:
+    """The one release ledger under ``staging`` (of ``namespace`` when given); the errors name
+    ``task``."""
     found = sorted(staging.glob(f"ledger-{namespace or '*'}-*.json"))
     if len(found) == 1:
         return found[0]
     if not found:
         raise UsageError(
-            f"verify needs --version or --suffix: no release ledger in {staging}",
+            f"{task} needs --version or --suffix: no release ledger in {staging}",
             remedy="pass --version V (and --namespace NS), or --ledger PATH",
         )
     names = ", ".join(p.name for p in found)
@@ -53,8 +54,10 @@ def verify_config(
     configured: Mapping[str, Any] | None = None,
     *,
     ledger: str | None = None,
+    task: str = "verify",
 ) -> tuple[cfg.ReleaseConfig, cfg.RefResolution, Path | None]:
-    """The release tuple verify runs with, its ref's provenance, and the ledger it came from."""
+    """The release tuple verify (or another ``task`` that needs no checkout) runs with, its
+    ref's provenance, and the ledger it came from."""
     conf = configured or {}
     given_repo = pick("repo", options.repo, conf)
     repo = find_repo(str(given_repo)) if given_repo else NO_CHECKOUT
@@ -66,14 +69,14 @@ def verify_config(
     staging = Path(str(pick("staging_dir", options.staging_dir, conf, "hf-staging")))
     source = Path(ledger) if ledger else None
     if source is None and version is None and suffix is None:
-        source = find_ledger(staging.expanduser(), namespace)
+        source = find_ledger(staging.expanduser(), namespace, task)
     recorded = recorded_release(source) if source is not None and source.exists() else {}
     namespace = namespace or recorded.get("namespace") or cfg.DEFAULT_NAMESPACE
     suffix = suffix or recorded.get("suffix")
     version = version or recorded.get("version") or str(suffix or "").removeprefix("-")
     if not version:
         raise UsageError(
-            f"verify needs --version or --suffix: {source} records no release tuple",
+            f"{task} needs --version or --suffix: {source} records no release tuple",
             remedy="pass --version V (and --namespace NS)",
         )
     version = cfg.check_version(str(version))
