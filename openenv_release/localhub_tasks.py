@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 from typing import Any
 
 from invoke.collection import Collection
 from invoke.context import Context
+from invoke.exceptions import Exit
 
 from openenv_release.common import plugin_registry, reported
 from openenv_release.flags import helps, release_task
@@ -43,6 +45,7 @@ def serve(
     print_env: bool = False,
 ) -> None:
     """Print {"endpoint", "token", "ca_bundle"} as one JSON line, then serve until Ctrl-C."""
+    from releaselib.localhub.serve import TERMINATED
     from releaselib.localhub.serve import serve as serve_hub
     from releaselib.space_runtime.builders import BUILDERS
 
@@ -50,7 +53,7 @@ def serve(
         if builder not in BUILDERS:
             raise UsageError(f"--builder {builder!r}: choose one of {', '.join(BUILDERS)}")
     given: dict[str, Any] = {"build_timeout": build_timeout, "build_jobs": build_jobs}
-    serve_hub(
+    stopped_by = serve_hub(
         port=port,
         state_dir=Path(state_dir) if state_dir else None,
         scenario=Path(scenario) if scenario else None,
@@ -59,6 +62,8 @@ def serve(
         print_env=print_env,
         **{name: value for name, value in given.items() if value},
     )
+    if stopped_by == signal.SIGTERM:
+        raise Exit("terminated", code=TERMINATED)
 
 
 @release_task(

@@ -159,8 +159,9 @@ def _signal_group(pid: int, signum: signal.Signals) -> None:
 
 
 @atexit.register
-def _kill_started() -> None:
-    """Kill the groups of started commands whose leader still runs as this process exits."""
+def kill_started() -> None:
+    """SIGKILL the group of every started command whose leader still runs (at exit, and when a
+    caller must stop now: ``localhub.serve`` on SIGTERM while a build's installer runs)."""
     for popen in list(_STARTED):
         if popen.poll() is None:
             _signal_group(popen.pid, signal.SIGKILL)

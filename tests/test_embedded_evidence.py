@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import ssl
 import subprocess
@@ -23,14 +24,33 @@ from releaselib.localhub import LocalHub
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.verify.candidates import verify_spaces
 from releaselib.verify.probe import Outcome
+from tests.helpers import waits
 
 PROJECT = Path(__file__).resolve().parents[1]
+BROKEN = PROJECT / "examples" / "envs" / "broken_env"
 SUFFIX = "-0.2.2"
 #: env -> what its Space's command does: import a package nobody installed, or crash by itself
 COMMANDS = {
     "missing_env": "import openenv_release_test_not_installed",
     "crash_env": "raise SystemExit('the env cannot find its dataset')",
 }
+#: real openenv-core servers that start, then fail in ``reset``: an import of a package nobody
+#: installed (found only by the probe), or the env's own error (examples/broken_env as it is)
+RESETS = {
+    "lazy_env": "import openenv_release_test_not_installed  # noqa: F401",
+    "broken_env": None,
+}
+ENVS = [*COMMANDS, *RESETS]
+
+
+def openenv_tree(tree: Path, reset: str | None) -> Path:
+    """examples/broken_env as a Space tree, its ``reset`` raising, or running ``reset``."""
+    shutil.copytree(BROKEN, tree, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copyfile(tree / "server" / "Dockerfile", tree / "Dockerfile")
+    if reset is not None:
+        app = tree / "server" / "app.py"
+        app.write_text(app.read_text().replace('raise RuntimeError("dataset missing: reset cannot build an episode")', reset))
+    return tree
 
 
 @pytest.fixture(scope="module")
@@ -45,25 +65,45 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
             space = f"openenv/{env}{SUFFIX}"
             api.create_repo(space, repo_type="space", space_sdk="docker", private=True)
             api.upload_folder(repo_id=space, folder_path=tree, repo_type="space")
+        for env, reset in RESETS.items():
+            space = f"openenv/{env}{SUFFIX}"
+            api.create_repo(space, repo_type="space", space_sdk="docker", private=True)
+            api.upload_folder(repo_id=space, folder_path=openenv_tree(root / env, reset), repo_type="space")
         yield running
 
 
 def verify(hub: LocalHub) -> dict[str, tuple[Outcome, str]]:
     results = verify_spaces(
-        Hub.connect(hub.endpoint, token=hub.token), [f"openenv/{env}{SUFFIX}" for env in COMMANDS], suffix=SUFFIX,
-        registry=PluginRegistry(get_plugin_manager(entry_points=False)), timeout=5.0, wait=60.0, interval=0.2,
+        Hub.connect(hub.endpoint, token=hub.token), [f"openenv/{env}{SUFFIX}" for env in ENVS], suffix=SUFFIX,
+        registry=PluginRegistry(get_plugin_manager(entry_points=False)), timeout=waits(10), wait=waits(60), interval=0.2,
         tls=ssl.create_default_context(cafile=str(hub.ca_bundle)),
     )
     return {r.env: (r.outcome, r.reason) for r in results}
 
 
-def test_an_import_error_under_the_host_builder_is_inconclusive_and_a_crash_still_fails(hub: LocalHub) -> None:
-    found = verify(hub)
+@pytest.fixture(scope="module")
+def found(hub: LocalHub) -> dict[str, tuple[Outcome, str]]:
+    """Every Space verified once: env -> (outcome, reason)."""
+    return verify(hub)
+
+
+def test_an_import_error_under_the_host_builder_is_inconclusive_and_a_crash_still_fails(found: dict[str, tuple[Outcome, str]]) -> None:
     outcome, reason = found["missing_env"]
     assert outcome is Outcome.INCONCLUSIVE, reason
     assert "ModuleNotFoundError" in reason and "the host builder installs nothing; use --builder venv" in reason
     outcome, reason = found["crash_env"]
     assert outcome is Outcome.FAIL and "the env cannot find its dataset" in reason
+
+
+def test_a_module_missing_only_when_the_probe_resets_is_inconclusive_under_host_and_an_env_error_fails(found: dict[str, tuple[Outcome, str]]) -> None:
+    """Issue 26: the server started, ``/reset`` answered 500 with the ModuleNotFoundError, and
+    that was judged FAIL (and pinned)."""
+    outcome, reason = found["lazy_env"]
+    assert outcome is Outcome.INCONCLUSIVE, reason
+    assert "No module named 'openenv_release_test_not_installed'" in reason
+    assert reason.endswith("the host builder installs nothing; use --builder venv")
+    outcome, reason = found["broken_env"]
+    assert outcome is Outcome.FAIL and "dataset missing" in reason and "host builder" not in reason
 
 
 def test_the_runtime_and_every_api_answer_name_the_builder(hub: LocalHub) -> None:

@@ -501,7 +501,7 @@ def test_commit_pins_outside_a_git_repository_names_what_failed(tmp_path: Path) 
     result = pin_env(tmp_path, "e", version=RELEASE)
     with pytest.raises(PinError) as caught:
         commit_pins(tmp_path, [result], version=RELEASE)
-    assert f"git add failed in {tmp_path}" in str(caught.value)
+    assert f"git commit failed in {tmp_path}" in str(caught.value)
     assert "not a git repository" in str(caught.value)
     assert "commit envs/e/pyproject.toml by hand" in str(caught.value)
 

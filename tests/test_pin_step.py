@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
+import pytest
 from huggingface_hub import CommitOperationAdd
 
+from releaselib.errors import UsageError
+from releaselib.publish.pin import commit_pins
 from releaselib.publish.pin_step import pin_envs
 from releaselib.records import Verdict
-from tests.release_world import make_release
+from tests.release_world import Release, make_release
 
 ENVS = {"echo_env": ("PASS", ">=0.2.0,<0.2.1"), "broken_env": ("FAIL", None), "slow_env": ("INCONCLUSIVE", ">=0.2.0")}
 
@@ -32,3 +36,65 @@ def test_an_env_without_a_pyproject_is_an_error_for_that_env_only(localhub, tmp_
     assert decisions["echo_env"].changed and decisions["echo_env"].decision == "lift"
     assert (decisions["ghost_env"].decision, decisions["ghost_env"].reason) == ("leave", "not verified")
 
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
+
+
+def committed_checkout(release: Release) -> Path:
+    """The release's checkout as a git repository with everything committed."""
+    repo = release.config.repo
+    git(repo, "init", "-q", "-b", "main")
+    for key, value in (("user.name", "Dev"), ("user.email", "dev@example.com"), ("commit.gpgsign", "false")):
+        git(repo, "config", key, value)
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "initial")
+    return repo
+
+
+def test_pin_commit_commits_only_its_files_and_leaves_the_users_changes_as_they_were(localhub, tmp_path: Path) -> None:
+    release = make_release(localhub, tmp_path, ENVS, canonicals=())
+    repo = committed_checkout(release)
+    (repo / "NOTES.md").write_text("staged work\n")
+    git(repo, "add", "NOTES.md")
+    (repo / "envs" / "slow_env" / "pyproject.toml").write_text("# staged edit of an env pin leaves\n")
+    git(repo, "add", "envs/slow_env/pyproject.toml")
+    (repo / "envs" / "slow_env" / "pyproject.toml").write_text("# then edited again, unstaged\n")
+    with (repo / "envs" / "broken_env" / "README.md").open("a") as readme:
+        readme.write("unstaged line in an env pin writes\n")
+    (repo / "scratch.txt").write_text("untracked\n")
+    before = {args: git(repo, *args) for args in (("diff",), ("diff", "--cached"), ("status", "--porcelain"))}
+
+    decisions = pin_envs(release.hub, release.config, release.verdicts, embedded_ok=True, commit=True)
+    sha = commit_pins(repo, [d.result for d in decisions if d.result], version="0.2.2")
+
+    assert sha == git(repo, "rev-parse", "HEAD").strip()
+    assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == [
+        "envs/broken_env/pyproject.toml",
+        "envs/echo_env/pyproject.toml",
+    ]
+    assert "<0.2.2" in git(repo, "show", "HEAD:envs/broken_env/pyproject.toml")
+    assert {args: git(repo, *args) for args in before} == before  # every change of the user's, staged or not
+
+
+def test_pin_commit_refuses_a_file_it_must_write_that_has_uncommitted_changes(localhub, tmp_path: Path) -> None:
+    release = make_release(localhub, tmp_path, ENVS, canonicals=())
+    repo = committed_checkout(release)
+    pyproject = repo / "envs" / "broken_env" / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace("dependencies = [", 'dependencies = [\n    "my-wip-dependency",'))
+    edited = {p: p.read_bytes() for p in (repo / "envs").rglob("*.toml")}
+    head = git(repo, "rev-parse", "HEAD")
+
+    with pytest.raises(UsageError) as refused:
+        pin_envs(release.hub, release.config, release.verdicts, embedded_ok=True, commit=True)
+
+    assert refused.value.exit_code == 2
+    assert "envs/broken_env/pyproject.toml" in str(refused.value) and "commit or stash" in str(refused.value)
+    assert {p: p.read_bytes() for p in edited} == edited  # nothing written, the lift of echo_env included
+    assert git(repo, "rev-parse", "HEAD") == head
+    git(repo, "add", "envs/broken_env/pyproject.toml")  # staged is as uncommitted as unstaged
+    with pytest.raises(UsageError):
+        pin_envs(release.hub, release.config, release.verdicts, embedded_ok=True, commit=True)
+    decisions = pin_envs(release.hub, release.config, release.verdicts, embedded_ok=True)
+    assert {d.env for d in decisions if d.changed} == {"broken_env", "echo_env"}  # without --commit it writes

@@ -209,11 +209,13 @@ class Hub:
         delete: Sequence[str],
         message: str,
         manifest: Mapping[str, tuple[str, int]],
+        description: str = "",
     ) -> str:
         """One commit that uploads ``upload`` from ``tree`` and deletes ``delete``; its sha.
 
-        A failed attempt is retried only while the Space does not already hold ``manifest``
-        (the answer to an applied commit may be what was lost), so it never commits twice.
+        ``description`` is the commit's body. A failed attempt is retried only while the Space
+        does not already hold ``manifest`` (the answer to an applied commit may be what was
+        lost), so it never commits twice.
         """
         operations: list[CommitOperationAdd | CommitOperationDelete] = [
             *(CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(tree / p)) for p in upload),
@@ -221,7 +223,7 @@ class Hub:
         ]
         for attempt in range(self.policy.attempts - 1):
             try:
-                return self._create_commit(space_id, operations, message)
+                return self._create_commit(space_id, operations, message, description)
             except HUB_FAILURES as exc:
                 if (
                     not isinstance(exc, httpx2.TransportError)
@@ -233,16 +235,21 @@ class Hub:
                 head = self.space(space_id)
                 return str(head.sha) if head and head.sha else ""
         with hub_call(space_id):
-            return self._create_commit(space_id, operations, message)
+            return self._create_commit(space_id, operations, message, description)
 
     def _create_commit(
         self,
         space_id: str,
         operations: list[CommitOperationAdd | CommitOperationDelete],
         message: str,
+        description: str,
     ) -> str:
         info = self.api.create_commit(
-            space_id, operations, commit_message=message, repo_type="space"
+            space_id,
+            operations,
+            commit_message=message,
+            commit_description=description or None,
+            repo_type="space",
         )
         return str(info.oid)
 
@@ -321,6 +328,12 @@ class Hub:
 
     def commit_count(self, space_id: str) -> int:
         return len(self.commit_titles(space_id))
+
+    def commit_bodies(self, space_id: str) -> list[str]:
+        """The descriptions of the commits on the Space's main branch, newest first."""
+        with hub_call(space_id):
+            commits = self.api.list_repo_commits(space_id, repo_type="space")
+            return [c.message or "" for c in commits]
 
     def commit_titles(self, space_id: str) -> list[str]:
         """The titles of the commits on the Space's main branch, newest first."""

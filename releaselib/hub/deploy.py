@@ -11,12 +11,10 @@ release's ``Canonicals`` before anything is written, so deploy never writes a ca
 Visibility is set only when deploy creates the Space (private unless the release is public);
 an existing Space keeps its visibility, and a difference is reported, never changed.
 
-Ownership: an existing candidate is written only when a release of this tool made it. The
-marker is the tool's own commit title, ``Release <env> <version> (OpenEnv ref <ref>) with
-openenv-release <tool version>``: a Space whose main branch holds such a commit is ours. So is
-a private Space holding nothing but ``.gitattributes`` (created by a run that stopped before its
-first commit). Any other Space at a candidate's id is someone else's: deploy refuses that env,
-naming the Space, and writes nothing there (its files, its visibility).
+Ownership: an existing Space at a candidate id is written only when it is private and a
+release of this tool made it, by the one rule of :mod:`releaselib.hub.ownership` (every commit
+deploy makes carries its marker); any other is refused for that env, naming the Space, and
+nothing is written there.
 """
 
 from __future__ import annotations
@@ -30,6 +28,7 @@ from releaselib import __version__
 from releaselib.config import ReleaseConfig
 from releaselib.errors import AuthError, ReleaseError, UnreachableError, UsageError
 from releaselib.hub.client import KEEP_REMOTE, Hub, RemoteFile, RemoteSpace
+from releaselib.hub.ownership import FOREIGN_REMEDY, foreign, ownership_mark
 from releaselib.plugins import PluginRegistry
 from releaselib.records import StagedSpace
 from releaselib.space_ids import CandidateId, Canonicals, refuse_token
@@ -186,28 +185,9 @@ def plan(hub: Hub, staged: StagedSpace, space_id: CandidateId, *, private: bool)
     return DeployPlan(space_id, True, add, change, delete, visibility, kept)
 
 
-FOREIGN_REMEDY = "pick another --suffix (or --repo-id), or delete that Space if it is yours to drop"
-#: What every commit deploy makes says at the end of its title: the ownership marker.
-OWN_MARK = " with openenv-release "
-
-
-def foreign(hub: Hub, space: RemoteSpace, remote: dict[str, RemoteFile]) -> str | None:
-    """Why an existing Space at a candidate id is not this tool's to write, or None when it is
-    (see the module's docstring)."""
-    if not set(remote) - KEEP_REMOTE and space.private:
-        return None
-    if any(OWN_MARK in title for title in hub.commit_titles(space.id)):
-        return None
-    return (
-        f"{space.id} exists and no commit of it was made by openenv-release, so it is not this "
-        "release's candidate (deploy writes only Spaces a release created)"
-    )
-
-
 def commit_message(config: ReleaseConfig, env: str) -> str:
-    return (
-        f"Release {env} {config.version} (OpenEnv ref {config.ref}){OWN_MARK}{__version__}"
-    )
+    ref = config.ref
+    return f"Release {env} {config.version} (OpenEnv ref {ref}) with openenv-release {__version__}"
 
 
 def deploy_one(
@@ -258,6 +238,7 @@ def deploy_one(
             delete=delete,
             message=commit_message(config, staged.env),
             manifest=staged.manifest,
+            description=ownership_mark(space_id),
         )
     except AuthError:
         raise

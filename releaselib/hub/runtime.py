@@ -13,7 +13,6 @@ when allowed, and names the known signature of a failure.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import suppress
@@ -37,10 +36,6 @@ JUDGED = READY | {"BUILD_ERROR", "RUNTIME_ERROR"}
 STALE_POLLS = 3
 NOT_FOUND = "not found on the Hub (or private and the token cannot see it)"
 TAIL_LINES = 12
-#: A module missing at run time: no evidence from a runtime that installed nothing. Other
-#: ImportErrors stay evidence: a name missing from a module the Space shadows (its own
-#: ``types.py`` over the stdlib's) fails on the Hub too.
-NOT_INSTALLED = re.compile(r"\bModuleNotFoundError\b|No module named ")
 
 
 @dataclass(frozen=True)
@@ -115,12 +110,6 @@ class SpaceState:
     def terminal(self) -> bool:
         """Ready or failed, for the head commit: a stage a verdict may be drawn from."""
         return (self.ready or self.failed) and not self.stale
-
-    @property
-    def uninstalled(self) -> bool:
-        """A failure for a missing package under the embedded Hub's ``host`` builder, which
-        installs nothing: our stand-in's doing, not the Space's evidence."""
-        return self.builder == "host" and bool(NOT_INSTALLED.search(self.error or ""))
 
     def error_tail(self, lines: int = TAIL_LINES) -> str:
         """The last ``lines`` lines of the errorMessage."""

@@ -5,12 +5,14 @@ command line (the ``localhub.serve`` task calls the same function)."""
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from releaselib.errors import ReleaseError
 from releaselib.localhub import serve as serving
+from releaselib.localhub.serve import TERMINATED
 from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT, BUILDERS
 
 
@@ -34,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--print-env", action="store_true", help="print export lines for eval")
     args = parser.parse_args(argv)
     try:
-        serving.serve(
+        stopped_by = serving.serve(
             port=args.port,
             state_dir=args.state_dir,
             scenario=args.scenario,
@@ -47,6 +49,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     except ReleaseError as exc:  # bad input: one line, its exit code, no traceback
         print(f"error: {exc.one_line()}", file=sys.stderr)
         raise SystemExit(exc.exit_code) from None
+    if stopped_by == signal.SIGTERM:
+        raise SystemExit(TERMINATED)
 
 
 if __name__ == "__main__":

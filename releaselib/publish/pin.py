@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from releaselib.errors import PinError
+from releaselib.errors import PinError, UsageError
 from releaselib.files import write_atomic
 from releaselib.publish.pin_bounds import release_version
 from releaselib.publish.pin_files import (
@@ -84,14 +84,12 @@ def unified_diff(before: str, after: str, path: str) -> str:
 
 def pin_env(repo: Path, env: str, *, version: str) -> PinResult:
     """Pin ``env``'s OpenEnv dependency below ``version`` in the checkout at ``repo``."""
-    release_version(version)
-    return _edit_env(repo, env, "pin", version)
+    return write_edit(plan_edit(repo, env, "pin", version))
 
 
 def lift_env_pin(repo: Path, env: str, *, version: str) -> PinResult:
     """Lift the pins that keep ``env`` below ``version`` in the checkout at ``repo``."""
-    release_version(version)
-    return _edit_env(repo, env, "lift", version)
+    return write_edit(plan_edit(repo, env, "lift", version))
 
 
 def commit_message(results: Sequence[PinResult], *, version: str) -> str:
@@ -106,30 +104,77 @@ def commit_message(results: Sequence[PinResult], *, version: str) -> str:
     return "\n\n".join([subject[:1].upper() + subject[1:], "\n".join(body)]) + "\n"
 
 
+def refuse_uncommitted(
+    repo: Path, edits: Sequence[EnvEdit], *, runner: Runner = default_run
+) -> None:
+    """A UsageError naming every file the edits would change that has changes of the user's
+    git has not committed (staged or not, or untracked): ``pin --commit`` commits whole files,
+    so it would sweep them into its commit. Run before anything is written."""
+    files = sorted({rel for edit in edits for rel in edit.changed_paths})
+    if not files:
+        return
+    remedy = "run pin without --commit, or point --repo at a git checkout"
+    args = ["status", "--porcelain", "-z", "--untracked-files=all", "--", *files]
+    status = _git(runner, repo, args, remedy)
+    dirty = sorted({entry[3:] for entry in status.split("\0") if entry[2:3] == " "} & set(files))
+    if dirty:
+        raise UsageError(
+            f"pin --commit: {', '.join(dirty)} in {repo} has changes of yours that are not "
+            "committed; pin would commit them with its own, so nothing is written",
+            remedy="commit or stash those changes first, or run pin without --commit and "
+            "commit the pins yourself",
+        )
+
+
 def commit_pins(
     repo: Path, results: Sequence[PinResult], *, version: str, runner: Runner = default_run
 ) -> str | None:
-    """Commit the changed pyprojects in one commit on the current branch; return its sha.
+    """Commit the files the pins changed in one commit on the current branch; return its sha.
 
-    Only those files go into the commit, whatever else is staged. None when nothing changed.
+    ``git commit --only -- FILES``: only those files go into the commit, whatever else the user
+    has staged or changed, and the rest of the index stays as it was. None when nothing changed.
     """
     changed = [r for r in results if r.changed]
     if not changed:
         return None
     files = sorted({p for r in changed for p in r.paths or (r.path,)})
     by_hand = f"the pins are written; fix the repository and commit {' '.join(files)} by hand"
-    _git(runner, repo, ["add", "--", *files], by_hand)
     message = commit_message(changed, version=version)
-    _git(runner, repo, ["commit", "-m", message, "--", *files], by_hand)
+    _git(runner, repo, ["commit", "--only", "-m", message, "--", *files], by_hand)
     return _git(runner, repo, ["rev-parse", "HEAD"], "the commit is made; see git log").strip()
 
 
-def _edit_env(repo: Path, env: str, action: Action, version: str) -> PinResult:
-    """Rewrite every file the env's build reads its OpenEnv requirement from: its pyproject and
-    its ``requirements*.txt`` (with their ``-r``/``-c`` includes). Every file is checked before
-    any is written, so a refusal in one file writes nothing."""
+@dataclass(frozen=True)
+class FileEdit:
+    """One file's text before and after a pin or lift (``rel``: its path in the checkout)."""
+
+    path: Path
+    rel: str
+    before: str
+    after: str
+    changes: tuple[Change, ...]
+
+
+@dataclass(frozen=True)
+class EnvEdit:
+    """A pin or lift of one env, planned (every file checked) and not yet written."""
+
+    env: str
+    action: Action
+    files: tuple[FileEdit, ...]
+
+    @property
+    def changed_paths(self) -> tuple[str, ...]:
+        return tuple(f.rel for f in self.files if f.before != f.after)
+
+
+def plan_edit(repo: Path, env: str, action: Action, version: str) -> EnvEdit:
+    """Plan the rewrite of every file the env's build reads its OpenEnv requirement from: its
+    pyproject and its ``requirements*.txt`` (with their ``-r``/``-c`` includes). Every file is
+    checked here and none is written, so a refusal in one file writes nothing."""
     from releaselib.stage.git_needs import with_includes
 
+    release_version(version)
     env_dir = repo / "envs" / check_env_name(env)
     pyproject = env_dir / "pyproject.toml"
     named = sorted(p for p in env_dir.rglob("requirements*.txt") if p.is_file())
@@ -139,7 +184,7 @@ def _edit_env(repo: Path, env: str, action: Action, version: str) -> PinResult:
             f"{env}: {pyproject} not found, so there is no OpenEnv dependency to {action}",
             remedy="check the env name and that --repo points at the OpenEnv checkout",
         )
-    edits: list[tuple[Path, str, str, str, list[Change]]] = []
+    edits: list[FileEdit] = []
     for file in ([pyproject] if pyproject.is_file() else []) + files:
         rel = file.relative_to(repo).as_posix()
         before = file.read_bytes().decode("utf-8")
@@ -148,18 +193,24 @@ def _edit_env(repo: Path, env: str, action: Action, version: str) -> PinResult:
         else:
             edit = pin_requirements_txt if action == "pin" else lift_requirements_txt
         after, changes = edit(before, version=version, path=rel)
-        edits.append((file, rel, before, after, changes))
-    changed = [e for e in edits if e[2] != e[3]]
-    for file, _, _, after, _ in changed:
-        write_atomic(file, after.encode("utf-8"))
+        edits.append(FileEdit(file, rel, before, after, tuple(changes)))
+    return EnvEdit(env, action, tuple(edits))
+
+
+def write_edit(edit: EnvEdit) -> PinResult:
+    """Write the files ``edit`` changes; what was done, with its diff."""
+    files = edit.files
+    for file in files:
+        if file.before != file.after:
+            write_atomic(file.path, file.after.encode("utf-8"))
     return PinResult(
-        env,
-        edits[0][1],
-        action,
-        bool(changed),
-        "".join(unified_diff(before, after, rel) for _, rel, before, after, _ in edits),
-        tuple(c for *_, changes in edits for c in changes),
-        tuple(rel for _, rel, *_ in changed),
+        edit.env,
+        files[0].rel,
+        edit.action,
+        bool(edit.changed_paths),
+        "".join(unified_diff(f.before, f.after, f.rel) for f in files),
+        tuple(c for f in files for c in f.changes),
+        edit.changed_paths,
     )
 
 

@@ -19,7 +19,7 @@ from releaselib.config import ReleaseConfig
 from releaselib.errors import ReleaseError, UsageError
 from releaselib.hub.client import Hub
 from releaselib.hub.embedded import embedded_builder
-from releaselib.publish.pin import PinResult, lift_env_pin, pin_env
+from releaselib.publish.pin import EnvEdit, PinResult, plan_edit, refuse_uncommitted, write_edit
 from releaselib.publish.pin_files import tool_written_pins
 from releaselib.records import Verdict
 from releaselib.verify.verdicts import select, standing_pass
@@ -64,12 +64,14 @@ def pin_envs(
     *,
     envs: list[str] | None = None,
     embedded_ok: bool = False,
+    commit: bool = False,
 ) -> list[PinDecision]:
     """Pin the FAILed envs and lift the pins of passing ones in the checkout ``config.repo``.
 
     A UsageError naming :data:`EMBEDDED_FLAG`, before any write, when there is something to
     write and ``hub`` is the embedded Hub, unless ``embedded_ok`` (a rehearsal's private copy,
-    or the flag given)."""
+    or the flag given). With ``commit`` (the pins will be committed), a UsageError naming
+    each file to write that holds uncommitted changes of the user's, before any write."""
     planned: list[tuple[str, Decision, str]] = []
     for env, verdict in select(verdicts, envs).items():
         if verdict is not None and verdict.outcome == "FAIL":
@@ -81,19 +83,23 @@ def pin_envs(
         planned.append((env, decision, reason))
     if not embedded_ok and any(writes(config, env, decision) for env, decision, _ in planned):
         refuse_embedded(hub, config)
-    decisions = []
+    decisions: dict[str, PinDecision] = {}
+    edits: list[EnvEdit] = []
     for env, decision, reason in planned:
         if decision == "leave":
-            decisions.append(PinDecision(env, decision, reason))
+            decisions[env] = PinDecision(env, decision, reason)
             continue
-        edit = pin_env if decision == "pin" else lift_env_pin
         try:
-            result = edit(config.repo, env, version=config.version)
+            edits.append(plan_edit(config.repo, env, decision, config.version))
         except ReleaseError as exc:
-            decisions.append(PinDecision(env, decision, reason, error=exc.one_line()))
-            continue
-        decisions.append(PinDecision(env, decision, reason, result))
-    return decisions
+            decisions[env] = PinDecision(env, decision, reason, error=exc.one_line())
+    if commit:
+        refuse_uncommitted(config.repo, edits)
+    reasons = {env: reason for env, _, reason in planned}
+    for edit in edits:
+        result = write_edit(edit)
+        decisions[edit.env] = PinDecision(edit.env, edit.action, reasons[edit.env], result)
+    return [decisions[env] for env, _, _ in planned]
 
 
 def writes(config: ReleaseConfig, env: str, decision: Decision) -> bool:

@@ -102,7 +102,9 @@ def pin_step(
     """Pin the FAILed envs and lift the pins of passing ones; with ``commit``, commit what
     changed. Returns the decisions and the commit's sha (None: nothing committed).
     ``embedded_ok``: see :func:`~releaselib.publish.pin_step.pin_envs`."""
-    decisions = pin_envs(hub, config, from_ledger(ledger), envs=envs, embedded_ok=embedded_ok)
+    decisions = pin_envs(
+        hub, config, from_ledger(ledger), envs=envs, embedded_ok=embedded_ok, commit=commit
+    )
     step_records.record_pins(ledger, decisions)
     results = [d.result for d in decisions if d.result is not None]
     sha = None

@@ -39,6 +39,7 @@ from releaselib.ledger.ledger import Ledger
 from releaselib.plugins import PluginRegistry
 from releaselib.records import Probe
 from releaselib.space_ids import CandidateId
+from releaselib.verify.outcome import HOST_INSTALLS_NOTHING, uninstalled
 from releaselib.verify.probe import Outcome, probe_base_url
 from releaselib.verify.results import DomainAttempt as DomainAttempt  # re-exported
 from releaselib.verify.results import VerifyResult as VerifyResult  # re-exported
@@ -189,14 +190,13 @@ def _not_probed(state: SpaceState, plan: ProbePlan) -> VerifyResult:
     """The verdict on a Space the Hub reports failed or missing: FAIL only for the Space's own
     BUILD_ERROR/RUNTIME_ERROR; a missing, refused-config, paused or stopped one is not evidence."""
     last_line = state.error_tail(1) or "no errorMessage"
-    if state.stage in SPACE_FAILURES and state.uninstalled:
-        why = "the host builder installs nothing; use --builder venv"
+    if state.stage in SPACE_FAILURES and uninstalled(state.builder, [state.error]):
         return VerifyResult(
             plan.env,
             state.space_id,
             state,
             Outcome.INCONCLUSIVE,
-            f"{state.stage}: {last_line}; {why}",
+            f"{state.stage}: {last_line}; {HOST_INSTALLS_NOTHING}",
             our_error=True,
         )
     lacked = needs_named(state.error or "", plan.needs) if state.stage == "RUNTIME_ERROR" else ()
@@ -251,7 +251,8 @@ def _judged(
         return VerifyResult(plan.env, state.space_id, state, Outcome.INCONCLUSIVE, reason)
     start = time.monotonic()
     attempts = tuple(
-        _health_evidence(_attempt(domain, plan, headers, tls), state) for domain in domains
+        _host_evidence(_health_evidence(_attempt(domain, plan, headers, tls), state), state)
+        for domain in domains
     )
     outcome, reason, our_error = judge(attempts)
     seconds = time.monotonic() - start
@@ -291,6 +292,21 @@ def _health_evidence(attempt: DomainAttempt, state: SpaceState) -> DomainAttempt
     where = f"the domain is {attempt.stage or 'not READY'}, the Space {state.stage}"
     reason = f"{result.reason}, but {where}; verify again once it is RUNNING and READY"
     weaker = dataclasses.replace(result, outcome=Outcome.INCONCLUSIVE, reason=reason)
+    return dataclasses.replace(attempt, result=weaker)
+
+
+def _host_evidence(attempt: DomainAttempt, state: SpaceState) -> DomainAttempt:
+    """A probe FAIL whose answers name a missing module is no evidence under the ``host``
+    builder (:func:`~releaselib.verify.outcome.uninstalled`): the server started, then an import
+    inside ``/reset`` found nothing installed."""
+    result = attempt.result
+    texts = [result.reason, *(e.body for e in result.transcript)]
+    if result.outcome is not Outcome.FAIL or not uninstalled(state.builder, texts):
+        return attempt
+    reason = f"{result.reason}; {HOST_INSTALLS_NOTHING}"
+    weaker = dataclasses.replace(
+        result, outcome=Outcome.INCONCLUSIVE, reason=reason, our_error=True
+    )
     return dataclasses.replace(attempt, result=weaker)
 
 
