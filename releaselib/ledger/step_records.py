@@ -121,6 +121,31 @@ def record_recovery(
     )
 
 
+def baselines(ledger: Ledger, env: str) -> dict[str, dict[str, Any]]:
+    """``env``'s canonical Spaces as promote found them before this release first wrote each
+    (target -> :class:`~releaselib.publish.canonical_state.SpaceState` as JSON): the earliest
+    record of a target wins, so a rerun's promote never replaces it with the release's own."""
+    out: dict[str, dict[str, Any]] = {}
+    for record in ledger.history(env, "baseline"):
+        for target, state in (record.data.get("targets") or {}).items():
+            out.setdefault(str(target), dict(state))
+    return out
+
+
+def record_baselines(ledger: Ledger, promotions: Sequence[Promotion]) -> None:
+    """Before promote writes: each planned target's state, unless this release recorded the
+    target before (see :func:`baselines`)."""
+    for env in dict.fromkeys(p.env for p in promotions):
+        known = baselines(ledger, env)
+        new = {
+            p.target: p.before.as_json()
+            for p in promotions
+            if p.env == env and p.before is not None and p.target not in known
+        }
+        if new:
+            ledger.record(env, "baseline", targets={**known, **new})
+
+
 def record_promotions(
     ledger: Ledger,
     envs: Sequence[str],

@@ -31,8 +31,9 @@ def promote_step(
     dry_run: bool = False,
     delete: bool = False,
 ) -> list[Promotion]:
-    """Promote the PASSed candidates of ``envs`` (default: every env with a verdict);
-    ``delete``: see :func:`~releaselib.publish.promote.promote`."""
+    """Promote the PASSed candidates of ``envs`` (default: every env with a verdict); each
+    canonical's state is recorded (``baseline``) before it is written. ``delete``: see
+    :func:`~releaselib.publish.promote.promote`."""
     verdicts = from_ledger(ledger)
     decisions = promote(
         hub,
@@ -43,6 +44,7 @@ def promote_step(
         create_missing=create_missing,
         dry_run=dry_run,
         delete=delete,
+        before_write=lambda planned: step_records.record_baselines(ledger, planned),
     )
     if not dry_run:
         chosen = envs or list(verdicts)
