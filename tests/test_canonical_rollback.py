@@ -1,0 +1,77 @@
+"""Canonicals verified after promotion: a release whose canonical alone fails to build (the
+embedded Hub's scenario fails ``openenv/echo_env``, not its candidate ``echo_env-0.2.2``) rolls
+it back to the tree and variables promote recorded, does not pin the env, and says so."""
+
+from __future__ import annotations
+
+import ssl
+from pathlib import Path
+
+from huggingface_hub import CommitOperationAdd, HfApi
+
+from releaselib.hub.client import Hub
+from releaselib.ledger.ledger import Ledger
+from releaselib.ledger.paths import default_path
+from releaselib.localhub import LocalHub, Scenario
+from releaselib.options import Options, build_config
+from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.release import Release, ReleaseOptions, release_key
+from releaselib.stage.discover import discover_envs, select_envs
+from tests.helpers import waits
+
+CANONICAL = "openenv/echo_env"
+BROKEN = {"spaces": [{"repo": CANONICAL, "build_error": "E: Unable to locate package libcanonical"}]}
+PREVIOUS = {
+    "README.md": b"---\ntitle: echo, 0.2.1\nsdk: docker\n---\n# Echo 0.2.1\n",
+    "Dockerfile": b"FROM python:3.11-slim\n",
+    "assets/board.png": b"\x89PNG not really",
+}
+
+
+def files(api: HfApi, space_id: str) -> dict[str, bytes]:
+    """Every file of the Space at its head, by path."""
+    paths = api.list_repo_files(space_id, repo_type="space")
+    return {p: Path(api.hf_hub_download(space_id, p, repo_type="space")).read_bytes() for p in paths}
+
+
+def test_a_canonical_that_fails_after_promotion_is_rolled_back_and_not_pinned(checkout: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    with LocalHub(tmp_path / "hub", scenario=Scenario.from_dict(BROKEN)) as local:
+        api = HfApi(endpoint=local.endpoint, token=local.token)
+        api.create_repo(CANONICAL, repo_type="space", space_sdk="docker")
+        own = [CommitOperationAdd(path, content) for path, content in PREVIOUS.items()]
+        previous = api.create_commit(CANONICAL, own, commit_message="0.2.1", repo_type="space").oid
+        api.add_space_variable(CANONICAL, "MODE", "canonical")
+        before = files(api, CANONICAL)
+
+        config, resolution = build_config(
+            Options(repo=str(checkout), staging_dir=str(tmp_path / "staging"), hub_endpoint=local.endpoint, remote=str(tmp_path / "no-remote"))
+        )
+        ledger = Ledger.load(default_path(config), release_key(config))
+        options = ReleaseOptions(
+            interval=0.2, timeout=waits(10), wait=waits(60), rehearsal="host", allow_embedded_hub=True,
+            tls=ssl.create_default_context(cafile=str(local.ca_bundle)),
+        )
+        events: list[str] = []
+        hub = Hub.connect(local.endpoint, token=local.token)
+        registry = PluginRegistry(get_plugin_manager())
+        specs = select_envs(discover_envs(checkout), ["echo_env"])
+        run = Release(config, resolution, hub, registry, ledger, options, events.append).run(specs)
+
+        entry = ledger.env("echo_env")
+        assert entry.get("verify").data["outcome"] == "PASS"  # type: ignore[union-attr]
+        promoted = entry.get("promote").data["promotions"][0]["pushed"]  # type: ignore[union-attr]
+        (check,) = entry.get("canonical").data["checks"]  # type: ignore[union-attr]
+        assert check["outcome"] == "FAIL" and "BUILD_ERROR" in check["reason"] and "libcanonical" in check["reason"]
+        assert check["previous"] == previous and check["promoted"] == promoted and check["rolled_back"]
+        restored = check["rollback"]["commit"]
+        assert restored not in (previous, promoted) and api.space_info(CANONICAL).sha == restored
+        assert files(api, CANONICAL) == before  # the recorded tree, byte for byte, in a new commit
+        assert {k: v.value for k, v in api.get_space_variables(CANONICAL).items()} == {"MODE": "canonical"}
+        assert any(e.startswith(f"canonical {CANONICAL}: FAIL") and f"rolled back to {previous[:12]}" in e for e in events), events
+
+        # its code passed as a candidate: no pin, and the candidate was not touched
+        assert entry.get("pin") is None or entry.get("pin").data.get("decision") != "pin"  # type: ignore[union-attr]
+        assert "<0.2.2" not in (checkout / "envs" / "echo_env" / "pyproject.toml").read_text()
+        (env_report,) = run.report["envs"]
+        assert env_report["outcome"] == "PASS"
