@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from releaselib.config import ReleaseConfig
+from releaselib.errors import UsageError
 from releaselib.hub.client import Hub
 from releaselib.ledger import step_records
 from releaselib.ledger.ledger import Ledger
@@ -118,6 +119,13 @@ def rollback_step(
         env: {t: SpaceState.from_json(s) for t, s in step_records.baselines(ledger, env).items()}
         for env in envs or ledger.envs()
     }
+    missing = [env for env in envs or () if not recorded[env]]
+    if missing:
+        raise UsageError(
+            f"--env {', '.join(missing)}: this release's ledger records no canonical state "
+            "from promote for it, so there is nothing to restore",
+            remedy="name an env this release promoted (see `status`)",
+        )
     restores = rollback(
         hub, {e: t for e, t in recorded.items() if t}, version=config.version, apply=apply
     )
