@@ -148,11 +148,10 @@ def rollback(
     hub_endpoint: str | None = None,
     json: bool = False,
 ) -> None:
-    """Restore canonical Spaces to the commits and variables recorded before the release's
-    promotion.
+    """Restore canonical Spaces to their state from before the release's promotion.
 
-    One new commit per canonical; one already restored is left as it is. Exit 1 if any
-    restore failed.
+    Each gets one new commit holding the tree of the commit recorded before promotion, and
+    those variables; one already restored is left as it is. Exit 1 if any restore failed.
     """
     from releaselib.hub.client import Hub
     from releaselib.publish.steps import rollback_step

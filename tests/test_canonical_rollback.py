@@ -75,3 +75,14 @@ def test_a_canonical_that_fails_after_promotion_is_rolled_back_and_not_pinned(ch
         assert "<0.2.2" not in (checkout / "envs" / "echo_env" / "pyproject.toml").read_text()
         (env_report,) = run.report["envs"]
         assert env_report["outcome"] == "PASS"
+
+        # the briefing says so: both commits, the rollback's, the evidence, what differs
+        (row,) = run.report["canonicals"]
+        assert (row["target"], row["previous"], row["promoted"], row["outcome"]) == (CANONICAL, previous, promoted, "FAIL")
+        assert row["rolled_back"] and row["rolled_back_by"] == "release" and row["rollback_commit"] == restored
+        assert "variable MODE: candidate unset, canonical 'canonical'" in row["differences"]
+        assert run.briefing is not None
+        briefing = run.briefing.read_text()
+        assert f"| echo_env | `{CANONICAL}` | `{previous[:12]}` | `{promoted[:12]}` | - | - | FAIL | yes, by release, as `{restored[:12]}` |" in briefing
+        assert f"rolled back from `{promoted[:12]}` to the tree of `{previous[:12]}` in commit `{restored[:12]}`; echo_env is not pinned" in briefing
+        assert "libcanonical" in briefing and "differs from the candidate: variable MODE" in briefing
