@@ -9,18 +9,22 @@ from pathlib import Path
 
 from huggingface_hub import CommitOperationAdd, HfApi
 
+from openenv_release.release_tasks import outcomes
 from releaselib.hub.client import Hub
 from releaselib.ledger.ledger import Ledger
 from releaselib.ledger.paths import default_path
 from releaselib.localhub import LocalHub, Scenario
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.rehearse import examples_dir
 from releaselib.release import Release, ReleaseOptions, release_key
 from releaselib.stage.discover import discover_envs, select_envs
+from releaselib.verify.verdicts import exit_status
 from tests.helpers import waits
 
 CANONICAL = "openenv/echo_env"
-BROKEN = {"spaces": [{"repo": CANONICAL, "build_error": "E: Unable to locate package libcanonical"}]}
+#: only openenv/echo_env fails to build, never its candidate openenv/echo_env-0.2.2
+BROKEN = examples_dir() / "scenarios" / "canonical-build-fails.yaml"
 PREVIOUS = {
     "README.md": b"---\ntitle: echo, 0.2.1\nsdk: docker\n---\n# Echo 0.2.1\n",
     "Dockerfile": b"FROM python:3.11-slim\n",
@@ -36,7 +40,7 @@ def files(api: HfApi, space_id: str) -> dict[str, bytes]:
 
 def test_a_canonical_that_fails_after_promotion_is_rolled_back_and_not_pinned(checkout: Path, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
-    with LocalHub(tmp_path / "hub", scenario=Scenario.from_dict(BROKEN)) as local:
+    with LocalHub(tmp_path / "hub", scenario=Scenario.load(BROKEN)) as local:
         api = HfApi(endpoint=local.endpoint, token=local.token)
         api.create_repo(CANONICAL, repo_type="space", space_sdk="docker")
         own = [CommitOperationAdd(path, content) for path, content in PREVIOUS.items()]
@@ -74,7 +78,7 @@ def test_a_canonical_that_fails_after_promotion_is_rolled_back_and_not_pinned(ch
         assert entry.get("pin") is None or entry.get("pin").data.get("decision") != "pin"  # type: ignore[union-attr]
         assert "<0.2.2" not in (checkout / "envs" / "echo_env" / "pyproject.toml").read_text()
         (env_report,) = run.report["envs"]
-        assert env_report["outcome"] == "PASS"
+        assert env_report["outcome"] == "PASS" and exit_status(outcomes(run.report))[0] == 1
 
         # the briefing says so: both commits, the rollback's, the evidence, what differs
         (row,) = run.report["canonicals"]
