@@ -13,6 +13,7 @@ from openenv_release.release_tasks import outcomes
 from releaselib.hub.client import Hub
 from releaselib.ledger.ledger import Ledger
 from releaselib.ledger.paths import default_path
+from releaselib.ledger.status import Cell, board
 from releaselib.localhub import LocalHub, Scenario
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
@@ -79,6 +80,10 @@ def test_a_canonical_that_fails_after_promotion_is_rolled_back_and_not_pinned(ch
         assert "<0.2.2" not in (checkout / "envs" / "echo_env" / "pyproject.toml").read_text()
         (env_report,) = run.report["envs"]
         assert env_report["outcome"] == "PASS" and exit_status(outcomes(run.report))[0] == 1
+
+        (row,) = board(ledger, {}, config)  # the board too: promoted ✗, and what to do
+        assert row.cells["promoted"] is Cell.FAILED and "then openenv-release promote " in row.next_action and "--verify --env echo_env" in row.next_action
+        assert f"give {CANONICAL} what the candidate has" in row.next_action
 
         # the briefing says so: both commits, the rollback's, the evidence, what differs
         (row,) = run.report["canonicals"]
