@@ -79,7 +79,8 @@ class CanonicalCheck:
             if r.status == "failed":
                 return f"{said}; rollback failed: {r.reason}"
             made = f" with commit {r.commit}" if r.commit else ""
-            return f"{said}; rolled back to {str(r.previous)[:12]}{made}"
+            to = r.previous[:12] if r.previous else "an empty Space (it held no commit)"
+            return f"{said}; rolled back to {to}{made}"
         if self.outcome == "INCONCLUSIVE":
             return f"{said}; left as promoted"
         return said
