@@ -1,6 +1,7 @@
 """Canonicals verified after promotion: a release whose canonical alone fails to build (the
 embedded Hub's scenario fails ``openenv/echo_env``, not its candidate ``echo_env-0.2.2``) rolls
-it back to the tree and variables promote recorded, does not pin the env, and says so."""
+it back to the tree and variables promote recorded, does not pin the env, and says so; an
+INCONCLUSIVE canonical is left as promoted, named, and checked again."""
 
 from __future__ import annotations
 
@@ -11,17 +12,21 @@ from huggingface_hub import CommitOperationAdd, HfApi
 
 from openenv_release.release_tasks import outcomes
 from releaselib.hub.client import Hub
+from releaselib.ledger.canonical_report import canonical_rows
 from releaselib.ledger.ledger import Ledger
 from releaselib.ledger.paths import default_path
 from releaselib.ledger.status import Cell, board
 from releaselib.localhub import LocalHub, Scenario
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
+from releaselib.publish.canonical_check import CheckOptions
+from releaselib.publish.steps import canonical_step, promote_step
 from releaselib.rehearse import examples_dir
 from releaselib.release import Release, ReleaseOptions, release_key
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.verify.verdicts import exit_status
 from tests.helpers import waits
+from tests.release_world import make_release
 
 CANONICAL = "openenv/echo_env"
 #: only openenv/echo_env fails to build, never its candidate openenv/echo_env-0.2.2
@@ -95,3 +100,20 @@ def test_a_canonical_that_fails_after_promotion_is_rolled_back_and_not_pinned(ch
         assert f"| echo_env | `{CANONICAL}` | `{previous[:12]}` | `{promoted[:12]}` | - | - | FAIL | yes, by release, as `{restored[:12]}` |" in briefing
         assert f"rolled back from `{promoted[:12]}` to the tree of `{previous[:12]}` in commit `{restored[:12]}`; echo_env is not pinned" in briefing
         assert "libcanonical" in briefing and "differs from the candidate: variable MODE" in briefing
+
+
+def test_an_inconclusive_canonical_is_left_as_promoted_named_and_checked_again(localhub, tmp_path: Path) -> None:
+    release = make_release(localhub, tmp_path, {"echo_env": ("PASS", ">=0.2.0")}, canonicals=(CANONICAL,))
+    ledger = Ledger.load(tmp_path / "ledger.json", release.config.as_json())
+    for v in release.verdicts.values():
+        ledger.record(v.env, "verify", outcome=v.outcome, space_id=v.space_id, commit=v.commit)
+    (done,) = promote_step(release.hub, release.config, ledger, release.registry)
+    release.api.pause_space(CANONICAL)  # no evidence either way: nothing answers, nothing failed
+    options = CheckOptions(timeout=waits(5), wait=waits(30), interval=0.1)
+
+    for _ in range(2):  # the next run checks it again
+        (check,) = canonical_step(release.hub, release.config, ledger, release.registry, options)
+        assert check.outcome == "INCONCLUSIVE" and "PAUSED" in check.reason and check.rollback is None
+        assert release.head(CANONICAL) == done.pushed and check.line().endswith("; left as promoted")
+    (row,) = canonical_rows(ledger, ledger.env("echo_env"))
+    assert row["outcome"] == "INCONCLUSIVE" and not row["rolled_back"] and row["promoted"] == done.pushed
