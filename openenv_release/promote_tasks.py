@@ -1,5 +1,6 @@
-"""The ``promote`` and ``collection`` tasks: verdicts from the release's ledger in, the Hub's
-canonical Spaces and collection out (``releaselib.publish.steps`` records each decision)."""
+"""The ``promote``, ``rollback`` and ``collection`` tasks: verdicts from the release's ledger
+in, the Hub's canonical Spaces and collection out (``releaselib.publish.steps`` records each
+decision)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from openenv_release.common import (
     decision_setup,
     plugin_registry,
     print_json,
+    release_config,
     reported,
     visibility,
 )
@@ -30,10 +32,14 @@ from releaselib import step_tables as tables
         "hub_endpoint",
         "dry_run",
         "json",
+        "timeout",
+        "wait",
         table=DECIDE_HELP,
         create_missing="create a canonical Space that does not exist yet",
         yes="also delete the files of an earlier release that the tree no longer has (the plan "
         "names them; without --yes such a canonical is held)",
+        verify="then wait for each promoted canonical to rebuild, probe it as verify probes a "
+        "candidate, and roll back one that FAILs",
     ),
 )
 def promote(
@@ -43,6 +49,9 @@ def promote(
     dry_run: bool = False,
     create_missing: bool = False,
     yes: bool = False,
+    verify: bool = False,
+    timeout: str | None = None,
+    wait: str | None = None,
     repo: str | None = None,
     namespace: str | None = None,
     suffix: str | None = None,
@@ -53,12 +62,112 @@ def promote(
 ) -> None:
     """Publish each PASSed candidate's verified tree into its canonical Spaces.
 
-    Exit 1 if any promotion failed. When nothing was promoted (every canonical held): exit 1
-    if a held env FAILed, else 5 (nothing decisive happened).
+    With --verify, then verify each promoted canonical and roll back one that FAILs. Exit 1 if
+    any promotion failed or a canonical FAILed, 5 if a canonical stayed INCONCLUSIVE. When
+    nothing was promoted (every canonical held): exit 1 if a held env FAILed, else 5.
+    """
+    from openenv_release.verify_tasks import number
+    from releaselib.hub.client import Hub
+    from releaselib.publish.canonical_check import CheckOptions
+    from releaselib.publish.steps import canonical_step, promote_step
+    from releaselib.verify.candidates import DEFAULT_TIMEOUT
+    from releaselib.verify.verdicts import INCONCLUSIVE_EXIT, exit_status, from_ledger
+
+    with reported():
+        configured = release_config(c)
+        check = CheckOptions(
+            timeout=number("timeout", timeout, configured, DEFAULT_TIMEOUT),
+            wait=number("wait", wait, configured, 900.0),
+        )
+        config, console, release_ledger = decision_setup(
+            c,
+            json,
+            ledger,
+            repo=repo,
+            version=version,
+            namespace=namespace,
+            suffix=suffix,
+            staging_dir=staging_dir,
+            hub_endpoint=hub_endpoint,
+        )
+        hub, registry = Hub.connect(config.hub_endpoint), plugin_registry()
+        decisions = promote_step(
+            hub,
+            config,
+            release_ledger,
+            registry,
+            envs=env or None,
+            create_missing=create_missing,
+            dry_run=dry_run,
+            delete=yes,
+        )
+        checks = []
+        if verify and not dry_run:
+            envs = list(dict.fromkeys(d.env for d in decisions))
+            checks = canonical_step(hub, config, release_ledger, registry, check, envs=envs)
+        if json:
+            print_json(config, "promotions", decisions)
+        else:
+            tables.print_promotions(console, decisions, dry_run=dry_run)
+            if checks:
+                tables.print_canonical_checks(console, checks)
+        code, _ = exit_status(c.outcome for c in checks)
+        if any(d.status == "failed" for d in decisions) or code:
+            raise Exit(code=code or 1)
+        if not any(d.status in ("promoted", "current", "planned") for d in decisions):
+            verdicts = from_ledger(release_ledger)
+            held = dict.fromkeys(d.env for d in decisions)
+            code, _ = exit_status(verdicts[e].outcome if e in verdicts else "" for e in held)
+            envs = f"{len(held)} env{'' if len(held) == 1 else 's'}"
+            why = f"every canonical of {envs} was held (the reasons above say what each needs)"
+            console.print(
+                f"nothing promoted: {why if held else 'no env has a verdict to act on'}",
+                markup=False,
+                soft_wrap=True,
+            )
+            raise Exit(code=code or INCONCLUSIVE_EXIT)
+
+
+@release_task(
+    iterable=["env"],
+    help=helps(
+        "repo",
+        "version",
+        "namespace",
+        "suffix",
+        "env",
+        "staging_dir",
+        "ledger",
+        "hub_endpoint",
+        "dry_run",
+        "json",
+        table=DECIDE_HELP,
+        env="env whose canonical Spaces to restore (repeatable; default: every env promote "
+        "recorded)",
+        yes="restore them; without --yes only the plan is printed",
+    ),
+)
+def rollback(
+    c: Context,
+    version: str | None = None,
+    env: list[str] | None = None,
+    dry_run: bool = False,
+    yes: bool = False,
+    repo: str | None = None,
+    namespace: str | None = None,
+    suffix: str | None = None,
+    staging_dir: str | None = None,
+    ledger: str | None = None,
+    hub_endpoint: str | None = None,
+    json: bool = False,
+) -> None:
+    """Restore canonical Spaces to their state from before the release's promotion.
+
+    Each gets one new commit holding the tree of the commit recorded before promotion, and
+    those variables; one already restored is left as it is. Exit 1 if any restore failed.
     """
     from releaselib.hub.client import Hub
-    from releaselib.publish.steps import promote_step
-    from releaselib.verify.verdicts import INCONCLUSIVE_EXIT, exit_status, from_ledger
+    from releaselib.publish.steps import rollback_step
 
     with reported():
         config, console, release_ledger = decision_setup(
@@ -72,34 +181,16 @@ def promote(
             staging_dir=staging_dir,
             hub_endpoint=hub_endpoint,
         )
-        decisions = promote_step(
-            Hub.connect(config.hub_endpoint),
-            config,
-            release_ledger,
-            plugin_registry(),
-            envs=env or None,
-            create_missing=create_missing,
-            dry_run=dry_run,
-            delete=yes,
+        applied = yes and not dry_run
+        restores = rollback_step(
+            Hub.connect(config.hub_endpoint), config, release_ledger, envs=env, apply=applied
         )
         if json:
-            print_json(config, "promotions", decisions)
+            print_json(config, "restores", restores)
         else:
-            tables.print_promotions(console, decisions, dry_run=dry_run)
-        if any(d.status == "failed" for d in decisions):
+            tables.print_restores(console, restores, applied=applied)
+        if any(r.status == "failed" for r in restores):
             raise Exit(code=1)
-        if not any(d.status in ("promoted", "current", "planned") for d in decisions):
-            verdicts = from_ledger(release_ledger)
-            held = dict.fromkeys(d.env for d in decisions)
-            code, _ = exit_status(verdicts[e].outcome if e in verdicts else "" for e in held)
-            envs = f"{len(held)} env{'' if len(held) == 1 else 's'}"
-            why = f"every canonical of {envs} was held (the reasons above say what each needs)"
-            console.print(
-                f"nothing promoted: {why if held else 'no env has a verdict to act on'}",
-                markup=False,
-                soft_wrap=True,
-            )
-            raise Exit(code=code or INCONCLUSIVE_EXIT)
 
 
 @release_task(

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from invoke.context import Context
 from invoke.exceptions import Exit
@@ -177,7 +178,7 @@ def release(
                 console,
                 board(release_ledger, runtimes_of(hub.list_spaces(config.namespace)), config),
             )
-        code, why = exit_status(e["outcome"] for e in run.report["envs"])
+        code, why = exit_status(outcomes(run.report))
         if why:
             console.print(f"[yellow]{why}[/]", soft_wrap=True)
         if code:
@@ -383,8 +384,14 @@ def rehearse(
             console.print(f"[red]not as intended:[/] {escape(line)}")
         if not result.ok:
             raise Exit(code=1)
-        code, why = exit_status(e["outcome"] for e in result.report["envs"]) if repo else (0, "")
+        code, why = exit_status(outcomes(result.report)) if repo else (0, "")
         if why:
             console.print(f"[yellow]{why}[/]", soft_wrap=True)
         if code:
             raise Exit(code=code)
+
+
+def outcomes(report: dict[str, Any]) -> list[str]:
+    """The envs' verdicts and their canonicals' after promotion, for the exit code."""
+    envs = [e["outcome"] for e in report["envs"]]
+    return envs + [c["outcome"] for c in report.get("canonicals", [])]

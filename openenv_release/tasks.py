@@ -26,7 +26,7 @@ from openenv_release.flags import helps, release_task
 from openenv_release.localhub_tasks import localhub
 from openenv_release.pin_tasks import cleanup, pin
 from openenv_release.plugin_tasks import plugin
-from openenv_release.promote_tasks import collection, promote
+from openenv_release.promote_tasks import collection, promote, rollback
 from openenv_release.release_tasks import rehearse, release, report, status
 from openenv_release.verify_tasks import recover, verify
 from releaselib import console as out
@@ -286,7 +286,7 @@ ns.add_collection(localhub)
 ns.add_collection(plugin)
 ns.add_task(verify)
 ns.add_task(recover)
-for step in (promote, collection, pin, cleanup):
+for step in (promote, rollback, collection, pin, cleanup):
     ns.add_task(step)
 for step in (release, status, report, rehearse):
     ns.add_task(step)

@@ -1,5 +1,9 @@
 """The whole release, resumable: stage, deploy, verify, promote, collection, pin, report.
 
+Promote records each canonical's state before writing it, then every promoted canonical is
+verified with the candidates' gate and rolled back when it FAILs
+(:mod:`releaselib.publish.canonical_check`).
+
 Every step reads the ledger and records what it did per env before the next env's result can be
 lost. A rerun re-stages every env (so a lifted pin or a code fix shows up) and resumes: an env
 whose staged content changed is redone from deploy on; every env whose verdict is not a PASS
@@ -27,7 +31,8 @@ from releaselib.ledger.paths import briefing_stem
 from releaselib.ledger.report import current_report, write_briefing
 from releaselib.ledger.step_records import record_deploy, record_stage, record_verdicts
 from releaselib.plugins import PluginRegistry
-from releaselib.publish.steps import collection_step, pin_step, promote_step
+from releaselib.publish.canonical_check import CheckOptions
+from releaselib.publish.steps import canonical_step, collection_step, pin_step, promote_step
 from releaselib.records import AllowedSecret, EnvSpec, StagedSpace
 from releaselib.stage.stage_env import StageRun, stage_env
 from releaselib.verify.candidates import verify_spaces
@@ -261,9 +266,29 @@ class Release:
             self.event(f"verified {result.env}: {result.outcome.value} ({result.reason}){kept}")
 
     def promote(self, envs: list[str]) -> None:
+        """Promote, then verify the canonicals promoted (rolling back those that FAIL)."""
         todo = self.after_verdict(envs, "promote")
-        if not todo:
-            return
+        if todo:
+            self.promote_envs(todo)
+        checks = canonical_step(
+            self.hub,
+            self.config,
+            self.ledger,
+            self.registry,
+            CheckOptions(
+                self.options.timeout,
+                self.options.wait,
+                self.options.interval,
+                self.options.tls,
+                self.options.rehearsal,
+            ),
+            envs=envs,
+            on_update=self.progress,
+        )
+        for check in checks:
+            self.event(f"canonical {check.line()}")
+
+    def promote_envs(self, todo: list[str]) -> None:
         promote_step(
             self.hub,
             self.config,

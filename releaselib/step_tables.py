@@ -12,10 +12,12 @@ from rich.table import Table
 
 if TYPE_CHECKING:
     from releaselib.hub.runtime import Recovery
+    from releaselib.publish.canonical_check import CanonicalCheck
     from releaselib.publish.cleanup import Cleanup
     from releaselib.publish.collection import CollectionSync
     from releaselib.publish.pin_step import PinDecision
     from releaselib.publish.promote import Promotion
+    from releaselib.publish.rollback import Restore
     from releaselib.verify.candidates import VerifyResult
 
 
@@ -49,6 +51,65 @@ def print_promotions(console: Console, decisions: Sequence[Promotion], *, dry_ru
             for d in decisions
         ],
     )
+
+
+def print_canonical_checks(console: Console, checks: Sequence[CanonicalCheck]) -> None:
+    """The canonicals' verdicts after promotion, and what was rolled back."""
+    print_rows(
+        console,
+        "canonicals after promotion",
+        ("env", "canonical", "outcome", "previous", "promoted", "rolled back", "reason"),
+        [
+            (
+                c.env,
+                c.target,
+                c.outcome,
+                (c.previous or "-")[:12],
+                (c.promoted or "-")[:12],
+                (c.rollback.commit or "yes")[:12] if c.rolled_back and c.rollback else "no",
+                "; ".join([c.reason, *c.differences]),
+            )
+            for c in checks
+        ],
+    )
+
+
+def print_restores(console: Console, restores: Sequence[Restore], *, applied: bool) -> None:
+    """rollback's plan or what it did; a second rollback says it changed nothing."""
+    if not restores:
+        console.print("nothing to roll back: promote recorded no canonical Space", markup=False)
+        return
+    if all(r.status == "current" for r in restores):
+        console.print(
+            "nothing to roll back: every canonical already holds the commit and variables "
+            "recorded before the release's promotion",
+            markup=False,
+        )
+        return
+    print_rows(
+        console,
+        "rollback" if applied else "rollback plan (pass --yes to do it)",
+        ("env", "canonical", "status", "head", "restores", "files", "variables", "reason"),
+        [
+            (
+                r.env,
+                r.target,
+                r.status,
+                (r.head or "-")[:12],
+                _restores(r),
+                f"+{len(r.upload)} -{len(r.delete)}",
+                ", ".join(r.variables) or "-",
+                r.reason or "-",
+            )
+            for r in restores
+        ],
+    )
+
+
+def _restores(r: Restore) -> str:
+    """The recorded commit a rollback restores, and the commit that restored it."""
+    previous = r.previous[:12] if r.previous else "an empty Space"
+    return f"{previous} as {r.commit[:12]}" if r.commit else previous
 
 
 def print_collection(console: Console, sync: CollectionSync, *, dry_run: bool) -> None:

@@ -39,12 +39,13 @@ def test_promote_keeps_the_canonicals_own_card_fields_body_and_files(localhub, t
     before = release.head(CANONICAL)
 
     (plan,) = promote(release.hub, release.config, release.verdicts, release.registry, dry_run=True)
-    assert plan.status == "planned" and plan.delete == ("envs/echo_env/removed_module.py",)
+    assert plan.status == "held" and plan.delete == ("envs/echo_env/removed_module.py",)
     assert set(plan.kept) == {"assets/leaderboard.png", "old.txt"}
 
     (held,) = promote(release.hub, release.config, release.verdicts, release.registry)
     assert held.status == "held" and "would delete 1 file(s)" in held.reason and "envs/echo_env/removed_module.py" in held.reason
     assert "pass --yes" in held.reason and release.head(CANONICAL) == before
+    assert held.reason == plan.reason  # the dry run says what the run does
 
     (done,) = promote(release.hub, release.config, release.verdicts, release.registry, delete=True)
     assert done.status == "promoted", done.reason

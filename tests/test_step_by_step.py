@@ -1,4 +1,4 @@
-"""A release done step by step (deploy, verify, promote, collection, pin) records itself as one
+"""A release done step by step (deploy, verify, promote --verify, collection, pin) records itself as one
 ``release`` run does: ``status --json`` and ``report --json`` match, on the bundled examples
 against the embedded Hub."""
 
@@ -90,7 +90,7 @@ def test_step_by_step_gives_the_board_and_briefing_of_one_release(localhub_facto
     common = prepared(by_step, hub, monkeypatch)
     assert run_task(capsys, "status", *common)[0] == 2  # no ledger yet: nothing has run
     for step, code in (("deploy", 0), ("verify", 1), ("promote", 0), ("collection", 0), ("pin", 0)):
-        flags = (embedded,) if step == "pin" else ()
+        flags = {"pin": (embedded,), "promote": ("--verify",)}.get(step, ())  # as release does
         assert run_task(capsys, step, *common, *flags)[0] == code, step
         assert run_task(capsys, "status", *common)[0] == 0, f"status after {step}"
     board, briefing = board_and_briefing(by_step, hub, capsys, common)

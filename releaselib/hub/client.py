@@ -164,10 +164,12 @@ class Hub:
         with hub_call(space_id):
             self.api.update_repo_settings(space_id, repo_type="space", private=private)
 
-    def remote_files(self, space_id: str) -> dict[str, RemoteFile]:
-        """Every file in the Space's head revision."""
+    def remote_files(self, space_id: str, revision: str | None = None) -> dict[str, RemoteFile]:
+        """Every file in the Space's head revision (or at the commit ``revision``)."""
         with hub_call(space_id):
-            entries = self.api.list_repo_tree(space_id, repo_type="space", recursive=True)
+            entries = self.api.list_repo_tree(
+                space_id, repo_type="space", recursive=True, revision=revision
+            )
             return {
                 e.path: RemoteFile(e.blob_id, e.lfs.sha256 if e.lfs else None)
                 for e in entries
@@ -300,6 +302,18 @@ class Hub:
     def set_variable(self, space_id: str, key: str, value: str) -> None:
         with hub_call(space_id):
             self.api.add_space_variable(space_id, key, value)
+
+    def delete_variable(self, space_id: str, key: str) -> None:
+        with hub_call(space_id):
+            self.api.delete_space_variable(space_id, key)
+
+    def secret_names(self, space_id: str) -> tuple[str, ...] | None:
+        """The names of the Space's secrets (never their values), or None when the Hub does
+        not show them to this token."""
+        try:
+            return tuple(sorted(self.api.get_space_secrets(space_id)))
+        except HUB_FAILURES:
+            return None
 
     def collections(self, owner: str) -> list[Collection]:
         """The owner's collections (their items may be truncated: use :meth:`collection`)."""

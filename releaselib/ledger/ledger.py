@@ -40,7 +40,20 @@ from releaselib.locks import ledger_lock
 from releaselib.records import check_env_name
 
 SCHEMA = 1
-STEPS = ("stage", "deploy", "verify", "promote", "collection", "pin", "cleanup")
+#: ``baseline``: the canonicals as promote found them before writing; ``canonical``: their
+#: verdicts after promotion (and any automatic rollback); ``rollback``: the rollback task.
+STEPS = (
+    "stage",
+    "deploy",
+    "verify",
+    "baseline",
+    "promote",
+    "canonical",
+    "collection",
+    "pin",
+    "cleanup",
+    "rollback",
+)
 STATUSES = ("done", "failed")
 RELEASE_KEYS = ("namespace", "version", "suffix")
 _STAMPED = frozenset({"status", "at", "attempt", "run"})

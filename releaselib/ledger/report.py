@@ -19,6 +19,7 @@ from typing import Any
 from releaselib.config import ReleaseConfig
 from releaselib.files import write_atomic
 from releaselib.hub.client import Hub, RemoteSpace
+from releaselib.ledger.canonical_report import canonical_rows
 from releaselib.ledger.commands import FROM_CHECKOUT, Commands
 from releaselib.ledger.ledger import EnvEntry, Ledger, StepRecord
 from releaselib.render import render
@@ -218,6 +219,7 @@ def env_report(
         "cleanup": data(entry, "cleanup").get("action"),
         "allowed_secrets": list(stage.get("allowed_secrets", [])),
         "fixes": applied_fixes(stage),
+        "after_promotion": canonical_rows(ledger, entry),
     }
 
 
@@ -356,6 +358,7 @@ def build_report(
             for e in envs
             if e["flip"]
         ],
+        "canonicals": [row for e in envs for row in e["after_promotion"]],
         "reproduce": [
             commands.line("release", envs=[e["env"] for e in envs]),
             commands.line("status"),

@@ -118,6 +118,14 @@ def decided_cell(entry: EnvEntry, step: str, done: bool, applies: bool | None) -
     return Cell.DONE if done else Cell.PENDING
 
 
+def rolled_back(entry: EnvEntry) -> list[str]:
+    """The canonicals rolled back after the env's standing promotion FAILed there."""
+    promote, checked = entry.get("promote"), entry.get("canonical")
+    if promote is None or checked is None or checked.data.get("promoted_at") != promote.at:
+        return []
+    return [str(t) for t in checked.data.get("rolled_back", [])]
+
+
 def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) -> str:
     env = entry.name
     rerun = commands.action("release", envs=[env])
@@ -141,6 +149,10 @@ def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) 
             return f"fix the probe problem ({why}), then {rerun}"
         return f"{rerun}, with a longer --timeout or --wait ({why})"
     promote = data(entry, "promote")
+    rolled = rolled_back(entry)
+    if rolled:
+        fix = f"give {', '.join(rolled)} what the candidate has (the briefing says what differs)"
+        return f"{fix}, then {commands.line('promote', '--verify', envs=[env])}"
     if cells["promoted"] in (Cell.PENDING, Cell.FAILED):
         extra = ("--create-missing",) if promote.get("missing") else ()
         if entry.get("promote") is None or data(entry, "pin").get("changed"):
@@ -184,9 +196,9 @@ def board(
             "built": built_cell(entry, runtime),
             "reset": reset,
             "step": step,
-            "promoted": decided_cell(
-                entry, "promote", promote.get("decision") == "promoted", passed
-            ),
+            "promoted": Cell.FAILED
+            if rolled_back(entry)
+            else decided_cell(entry, "promote", promote.get("decision") == "promoted", passed),
             "collected": decided_cell(
                 entry, "collection", step_cell(entry, "collection") is Cell.DONE, passed
             ),

@@ -12,10 +12,12 @@ from releaselib.records import StagedSpace, Verdict
 
 if TYPE_CHECKING:
     from releaselib.hub.deploy import Deployed
+    from releaselib.publish.canonical_check import CanonicalCheck
     from releaselib.publish.cleanup import Cleanup
     from releaselib.publish.collection import CollectionSync
     from releaselib.publish.pin_step import PinDecision
     from releaselib.publish.promote import Promotion
+    from releaselib.publish.rollback import Restore
     from releaselib.verify.candidates import VerifyResult
 
 
@@ -121,6 +123,31 @@ def record_recovery(
     )
 
 
+def baselines(ledger: Ledger, env: str) -> dict[str, dict[str, Any]]:
+    """``env``'s canonical Spaces as promote found them before this release first wrote each
+    (target -> :class:`~releaselib.publish.canonical_state.SpaceState` as JSON): the earliest
+    record of a target wins, so a rerun's promote never replaces it with the release's own."""
+    out: dict[str, dict[str, Any]] = {}
+    for record in ledger.history(env, "baseline"):
+        for target, state in (record.data.get("targets") or {}).items():
+            out.setdefault(str(target), dict(state))
+    return out
+
+
+def record_baselines(ledger: Ledger, promotions: Sequence[Promotion]) -> None:
+    """Before promote writes: each planned target's state, unless this release recorded the
+    target before (see :func:`baselines`)."""
+    for env in dict.fromkeys(p.env for p in promotions):
+        known = baselines(ledger, env)
+        new = {
+            p.target: p.before.as_json()
+            for p in promotions
+            if p.env == env and p.before is not None and p.target not in known
+        }
+        if new:
+            ledger.record(env, "baseline", targets={**known, **new})
+
+
 def record_promotions(
     ledger: Ledger,
     envs: Sequence[str],
@@ -172,6 +199,36 @@ def held_reason(promotions: Sequence[Promotion], missing: Sequence[str]) -> str:
         others = [p.reason for p in promotions if not p.done and p.target not in missing]
         return "; ".join(dict.fromkeys([first, *filter(None, others)]))
     return "; ".join(dict.fromkeys(p.reason for p in promotions if p.reason and not p.done))
+
+
+def record_canonical_checks(ledger: Ledger, checks: Sequence[CanonicalCheck]) -> None:
+    """One ``canonical`` record per env checked: its canonicals' verdicts after promotion and
+    any rollback, against the promote record they checked (``promoted_at``). Done when every
+    canonical PASSed."""
+    for env in dict.fromkeys(c.env for c in checks):
+        mine = [c for c in checks if c.env == env]
+        promote = ledger.env(env).get("promote")
+        ledger.record(
+            env,
+            "canonical",
+            status="done" if all(c.outcome == "PASS" for c in mine) else "failed",
+            promoted_at=promote.at if promote is not None else None,
+            checks=[c.as_json() for c in mine],
+            rolled_back=[c.target for c in mine if c.rolled_back],
+            verified_at=verified_at(ledger, env),
+        )
+
+
+def record_rollback(ledger: Ledger, restores: Sequence[Restore]) -> None:
+    """One ``rollback`` record per env the rollback task restored (a plan is not recorded)."""
+    for env in dict.fromkeys(r.env for r in restores):
+        mine = [r for r in restores if r.env == env]
+        ledger.record(
+            env,
+            "rollback",
+            status="failed" if any(r.status == "failed" for r in mine) else "done",
+            restores=[r.as_json() for r in mine],
+        )
 
 
 def record_collection(

@@ -92,9 +92,20 @@ def writable_repo(request: Request) -> Repo:
 
 
 def check_revision(repo: Repo, revision: str) -> None:
-    """Only ``main`` (or the head sha) exists."""
+    """Only ``main`` (or the head sha) exists for writes."""
     if revision != "main" and (repo.head is None or revision != repo.head.oid):
         raise HubHTTPError(404, f"Revision {revision} not found", code="RevisionNotFound")
+
+
+def files_at(repo: Repo, revision: str) -> tuple[str | None, dict[str, str]]:
+    """The commit sha and files (path -> blob oid) at ``revision`` for reads: ``main`` or any
+    commit's full sha, as the Hub serves ``/tree/<sha>`` and ``/resolve/<sha>``."""
+    if revision == "main":
+        return (repo.head.oid if repo.head else None), repo.files()
+    commit = next((c for c in repo.commits if c.oid == revision), None)
+    if commit is None:
+        raise HubHTTPError(404, f"Revision {revision} not found", code="RevisionNotFound")
+    return commit.oid, dict(commit.files)
 
 
 def repo_url(base: str, repo_type: str, repo_id: str) -> str:

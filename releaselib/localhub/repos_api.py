@@ -18,6 +18,7 @@ from releaselib.localhub.apicommon import (
     base_url,
     check_revision,
     context,
+    files_at,
     is_authenticated,
     json_body,
     object_id,
@@ -163,10 +164,14 @@ def _front_matter(text: str) -> dict[str, Any]:
 
 async def repo_info(request: Request) -> JSONResponse:
     repo = readable_repo(request)
-    if "revision" in request.path_params:
-        check_revision(repo, request.path_params["revision"])
     expand = request.query_params.getlist("expand")
-    return JSONResponse(repo_dict(request, repo, expand=expand))
+    data = repo_dict(request, repo, expand=expand)
+    if "revision" in request.path_params:  # the sha and files at that commit
+        sha, files = files_at(repo, request.path_params["revision"])
+        data["sha"] = sha
+        if "siblings" in data:
+            data["siblings"] = [{"rfilename": path} for path in sorted(files)]
+    return JSONResponse(data)
 
 
 async def list_repos(request: Request) -> JSONResponse:
@@ -320,10 +325,9 @@ async def list_commits(request: Request) -> JSONResponse:
 
 async def list_tree(request: Request) -> JSONResponse:
     repo = readable_repo(request)
-    check_revision(repo, request.path_params["revision"])
+    _, files = files_at(repo, request.path_params["revision"])
     store = context(request).store
     folder = request.path_params.get("path", "").strip("/")
-    files = repo.files()
     folders = git_tree_oids(files)
     if folder not in folders:
         raise HubHTTPError(404, f"{folder} is not a folder of {repo.id}", code="EntryNotFound")
@@ -351,17 +355,18 @@ async def resolve_file(request: Request) -> Response:
     """A file's content at a revision (GET or HEAD), with the headers ``hf_hub_download`` reads."""
     repo = readable_repo(request)
     revision = request.path_params["revision"]
-    check_revision(repo, revision)
+    sha, files = files_at(repo, revision)
+    if sha is None:
+        raise HubHTTPError(404, f"Revision {revision} not found", code="RevisionNotFound")
     path = request.path_params["path"]
-    oid = repo.files().get(path)
-    assert repo.head is not None  # check_revision found a revision, so there is a head
+    oid = files.get(path)
     if oid is None:
         error = HubHTTPError(404, f"{path} does not exist at {revision}", code="EntryNotFound")
         response = error.response()
-        response.headers["X-Repo-Commit"] = repo.head.oid
+        response.headers["X-Repo-Commit"] = sha
         return response
     content = context(request).store.blob(oid)
-    headers = {"X-Repo-Commit": repo.head.oid, "ETag": f'"{oid}"'}
+    headers = {"X-Repo-Commit": sha, "ETag": f'"{oid}"'}
     return Response(content, media_type="application/octet-stream", headers=headers)
 
 

@@ -18,13 +18,19 @@ fields the release writes (merged into the canonical's own card, :mod:`canonical
 file the release never wrote (outside the staged tree's folders, such as
 ``assets/leaderboard.png``) is kept. A file inside them that the tree no longer has is deleted
 only with ``delete`` (``--yes``); until then the plan names it and the target is held.
+
+A dry run and a real run come from one computation, :func:`plan_promotions`: the run writes
+exactly what the plan says (or fails), so ``--dry-run`` shows what the run will do. Before the
+first write, the run hands every planned promotion, with the target's state as it is
+(:class:`~releaselib.publish.canonical_state.SpaceState`: head commit, variables, hardware,
+secret names), to ``before_write``, which records them so that a rollback can restore them.
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -33,10 +39,11 @@ from releaselib.config import ReleaseConfig
 from releaselib.edit.readme import build_space_readme
 from releaselib.env_facts import find_client_class, read_app_port
 from releaselib.errors import AuthError, PromoteError, ReleaseError
-from releaselib.hub.client import Hub
+from releaselib.hub.client import Hub, RemoteSpace
 from releaselib.hub.deploy import diff
 from releaselib.plugins import PluginRegistry
 from releaselib.publish.canonical_card import merged_card
+from releaselib.publish.canonical_state import SpaceState, read_state
 from releaselib.publish.pin_files import tool_written_pins
 from releaselib.records import StagedSpace, Verdict
 from releaselib.space_ids import CanonicalId
@@ -63,8 +70,8 @@ class Promotion:
     """The decision for one (candidate, canonical target) pair, and what was done about it.
 
     ``promoted``: the target now holds the candidate; ``current``: it already did; ``planned``:
-    a dry run would change it; ``held``: the policy kept it untouched (``reason`` says why);
-    ``failed``: publishing went wrong.
+    the run would change it (a dry run's answer); ``held``: the policy kept it untouched
+    (``reason`` says why); ``failed``: publishing went wrong.
     """
 
     env: str
@@ -79,6 +86,7 @@ class Promotion:
     kept: tuple[str, ...] = ()  # the canonical's own files, which the release never wrote
     variables: tuple[str, ...] = ()  # keys set (or to set)
     create: bool = False  # the target does not exist (created, or held for --create-missing)
+    before: SpaceState | None = None  # the target before this write (planned, promoted, failed)
 
     @property
     def done(self) -> bool:
@@ -99,7 +107,18 @@ class Promotion:
             "kept": list(self.kept),
             "variables": list(self.variables),
             "create": self.create,
+            "before": self.before.as_json() if self.before is not None else None,
         }
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """A promotion as planned, with what writing it needs: the target's tree (its card
+    rebuilt) and the variables to set."""
+
+    promotion: Promotion
+    staged: StagedSpace | None = None
+    wanted: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,10 +128,9 @@ class _Run:
     hub: Hub
     config: ReleaseConfig
     create_missing: bool
-    dry_run: bool
     delete: bool
     scratch: Path
-    listing: Collection[str]
+    listing: Mapping[str, RemoteSpace]
 
 
 def canonical_targets(
@@ -137,32 +155,51 @@ def promote(
     create_missing: bool = False,
     dry_run: bool = False,
     delete: bool = False,
+    before_write: Callable[[Sequence[Promotion]], None] | None = None,
 ) -> list[Promotion]:
     """Promote every selected env whose candidate PASSed at its current head; one record per
     canonical target, in env order. A failing env never stops the others. ``delete``: remove
-    the release's files a canonical holds and the tree no longer has (else it is held)."""
-    listing = frozenset(s.id for s in hub.list_spaces(config.namespace))
+    the release's files a canonical holds and the tree no longer has (else it is held).
+    ``dry_run``: return the plan (status ``planned`` where the run would write). Otherwise
+    ``before_write`` gets the planned promotions (each with its target's ``before`` state)
+    before anything is written, then the plan is written."""
+    listing = {s.id: s for s in hub.list_spaces(config.namespace)}
     with tempfile.TemporaryDirectory(prefix="openenv-release-promote-") as scratch:
-        run = _Run(hub, config, create_missing, dry_run, delete, Path(scratch), listing)
-        return [
-            promotion
-            for env, verdict in select(verdicts, envs).items()
-            for promotion in _promote_env(run, registry, env, verdict)
-        ]
+        run = _Run(hub, config, create_missing, delete, Path(scratch), listing)
+        plans = plan_promotions(run, registry, verdicts, envs)
+        if dry_run:
+            return [p.promotion for p in plans]
+        if before_write is not None:
+            before_write([p.promotion for p in plans if p.promotion.status == "planned"])
+        return [_write(run, p) for p in plans]
 
 
-def _promote_env(
+def plan_promotions(
+    run: _Run, registry: PluginRegistry, verdicts: Mapping[str, Verdict], envs: list[str] | None
+) -> list[_Planned]:
+    """The one computation of what promote does, for a dry run and a real run alike."""
+    return [
+        planned
+        for env, verdict in select(verdicts, envs).items()
+        for planned in _plan_env(run, registry, env, verdict)
+    ]
+
+
+def _plan_env(
     run: _Run, registry: PluginRegistry, env: str, verdict: Verdict | None
-) -> list[Promotion]:
+) -> list[_Planned]:
     candidate = verdict.space_id if verdict else run.config.space_id(env)
     targets = canonical_targets(registry, env, run.config.namespace, run.listing)
+
+    def each(status: Status, reason: str) -> list[_Planned]:
+        return [_Planned(Promotion(env, candidate, t.space_id, status, reason)) for t in targets]
+
     try:
         _, reason = standing_pass(run.hub, verdict)
         if reason is not None or verdict is None or verdict.commit is None:
-            return [Promotion(env, candidate, t.space_id, "held", reason or "") for t in targets]
+            return each("held", reason or "")
         if candidate in {t.space_id for t in targets}:
-            reason = f"the candidate {candidate} is itself a canonical Space"
-            return [Promotion(env, candidate, t.space_id, "held", reason) for t in targets]
+            return each("held", f"the candidate {candidate} is itself a canonical Space")
         tree = run.hub.download(candidate, verdict.commit, run.scratch / env / "candidate")
         check_card(run.config, env, tree, candidate)
         if tool_written_pins(tree, env):
@@ -174,8 +211,8 @@ def _promote_env(
     except AuthError:
         raise
     except ReleaseError as exc:
-        return [Promotion(env, candidate, t.space_id, "failed", exc.one_line()) for t in targets]
-    return [_publish(run, env, candidate, verdict.commit, tree, t) for t in targets]
+        return each("failed", exc.one_line())
+    return [_plan(run, env, candidate, verdict.commit, tree, t) for t in targets]
 
 
 def space_card(config: ReleaseConfig, env: str, tree: Path, space_id: str) -> str:
@@ -212,14 +249,15 @@ def check_card(config: ReleaseConfig, env: str, tree: Path, candidate: str) -> N
         )
 
 
-def _publish(
+def _plan(
     run: _Run, env: str, candidate: str, commit: str, tree: Path, target: Target
-) -> Promotion:
-    """Make ``target`` hold the candidate's tree (card rebuilt) and its variables."""
+) -> _Planned:
+    """What making ``target`` hold the candidate's tree (card rebuilt) and its variables
+    takes: ``current`` (nothing), ``planned`` (with the target's state now), or ``held``."""
     base = Promotion(env, candidate, target.space_id, "held", commit=commit)
     if not target.exists and not run.create_missing:
         reason = f"{target.space_id} does not exist; pass --create-missing to {CREATE}"
-        return replace(base, status="held", reason=reason, create=True)  # held: it is missing
+        return _Planned(replace(base, reason=reason, create=True))  # held: it is missing
     try:
         remote = run.hub.remote_files(target.space_id) if target.exists else {}
         staged = _target_tree(run, env, tree, target.space_id, _held_card(run, target, remote))
@@ -237,36 +275,53 @@ def _publish(
             create=not target.exists,
         )
         if not (plan.upload or plan.delete or plan.variables or plan.create):
-            return replace(plan, status="current")
-        if run.dry_run:  # the plan says what it creates
-            missing = f"{target.space_id} does not exist: {CREATE}" if plan.create else ""
-            return replace(plan, status="planned", reason=missing)
+            return _Planned(replace(plan, status="current"))
         if plan.delete and not run.delete:
             reason = (
                 f"would delete {len(delete)} file(s) of an earlier release the tree no longer "
                 f"has ({', '.join(delete[:3])}{', ...' if len(delete) > 3 else ''}): "
                 "pass --yes to delete them"
             )
-            return replace(plan, status="held", reason=reason)
+            return _Planned(replace(plan, status="held", reason=reason))
+        before = (
+            read_state(run.hub, target.space_id, run.listing.get(target.space_id), held)
+            if target.exists
+            else SpaceState(target.space_id, None)
+        )
+    except AuthError:
+        raise
+    except ReleaseError as exc:
+        return _Planned(replace(base, status="failed", reason=exc.one_line()))
+    missing = f"{target.space_id} does not exist: {CREATE}" if plan.create else ""
+    planned = replace(plan, status="planned", before=before, reason=missing)
+    return _Planned(planned, staged, tuple(wanted.items()))
+
+
+def _write(run: _Run, planned: _Planned) -> Promotion:
+    """Write a ``planned`` promotion (any other is returned as it is)."""
+    plan, staged = planned.promotion, planned.staged
+    if plan.status != "planned" or staged is None or plan.commit is None:
+        return plan
+    try:
         if plan.create:
-            run.hub.create_space(target.space_id, private=False)  # a canonical is public
-        for key, value in wanted.items():  # before the commit, so its build sees them
-            run.hub.set_variable(target.space_id, key, value)
+            run.hub.create_space(plan.target, private=False)  # a canonical is public
+        for key, value in planned.wanted:  # before the commit, so its build sees them
+            run.hub.set_variable(plan.target, key, value)
         pushed = None
         if plan.upload or plan.delete:
             pushed = run.hub.commit(
-                target.space_id,
+                plan.target,
                 staged.staged_dir,
                 upload=plan.upload,
                 delete=plan.delete,
-                message=_message(run.config, env, candidate, commit),
+                message=_message(run.config, plan.env, plan.candidate, plan.commit),
                 manifest=staged.manifest,
             )
     except AuthError:
         raise
     except ReleaseError as exc:
-        return replace(base, status="failed", reason=exc.one_line())
-    made = f"created {target.space_id} as a public Docker Space" if plan.create else ""
+        return replace(plan, status="failed", reason=exc.one_line())
+    made = f"created {plan.target} as a public Docker Space" if plan.create else ""
     return replace(plan, status="promoted", pushed=pushed, reason=made)
 
 

@@ -8,15 +8,25 @@ from collections.abc import Sequence
 from typing import Literal
 
 from releaselib.config import ReleaseConfig
+from releaselib.errors import UsageError
 from releaselib.hub.client import Hub
 from releaselib.ledger import step_records
 from releaselib.ledger.ledger import Ledger
 from releaselib.plugins import PluginRegistry
+from releaselib.publish.canonical_check import (
+    CanonicalCheck,
+    CheckOptions,
+    Promoted,
+    check_canonicals,
+)
+from releaselib.publish.canonical_state import SpaceState
 from releaselib.publish.cleanup import Cleanup, cleanup
 from releaselib.publish.collection import CollectionSync, sync_collection
 from releaselib.publish.pin import commit_pins
 from releaselib.publish.pin_step import PinDecision, pin_envs
 from releaselib.publish.promote import Promotion, promote
+from releaselib.publish.rollback import Restore, rollback
+from releaselib.verify.candidates import Update
 from releaselib.verify.verdicts import from_ledger
 
 
@@ -31,8 +41,9 @@ def promote_step(
     dry_run: bool = False,
     delete: bool = False,
 ) -> list[Promotion]:
-    """Promote the PASSed candidates of ``envs`` (default: every env with a verdict);
-    ``delete``: see :func:`~releaselib.publish.promote.promote`."""
+    """Promote the PASSed candidates of ``envs`` (default: every env with a verdict); each
+    canonical's state is recorded (``baseline``) before it is written. ``delete``: see
+    :func:`~releaselib.publish.promote.promote`."""
     verdicts = from_ledger(ledger)
     decisions = promote(
         hub,
@@ -43,11 +54,84 @@ def promote_step(
         create_missing=create_missing,
         dry_run=dry_run,
         delete=delete,
+        before_write=lambda planned: step_records.record_baselines(ledger, planned),
     )
     if not dry_run:
         chosen = envs or list(verdicts)
         step_records.record_promotions(ledger, chosen, decisions, verdicts)
     return decisions
+
+
+def canonical_step(
+    hub: Hub,
+    config: ReleaseConfig,
+    ledger: Ledger,
+    registry: PluginRegistry,
+    options: CheckOptions,
+    *,
+    envs: Sequence[str] | None = None,
+    on_update: Update | None = None,
+) -> list[CanonicalCheck]:
+    """Verify the canonicals that the standing promote records of ``envs`` (default: all)
+    promoted and that no check has judged since (an INCONCLUSIVE one is checked again); roll
+    back each that FAILs (:mod:`~releaselib.publish.canonical_check`); record each env."""
+    todo = [p for env in envs or ledger.envs() for p in _unchecked(ledger, env)]
+    recorded = {
+        target: SpaceState.from_json(state)
+        for env in dict.fromkeys(p.env for p in todo)
+        for target, state in step_records.baselines(ledger, env).items()
+    }
+    checks = check_canonicals(hub, config, registry, todo, recorded, options, on_update)
+    step_records.record_canonical_checks(ledger, checks)
+    return checks
+
+
+def _unchecked(ledger: Ledger, env: str) -> list[Promoted]:
+    """``env``'s promoted canonicals that want a check after promotion."""
+    entry = ledger.env(env)
+    promote, checked = entry.get("promote"), entry.get("canonical")
+    if promote is None or promote.data.get("decision") != "promoted":
+        return []
+    judged = checked.data if checked is not None else {}
+    if judged.get("promoted_at") == promote.at and all(
+        c.get("outcome") != "INCONCLUSIVE" for c in judged.get("checks", [])
+    ):
+        return []
+    return [
+        Promoted(env, str(p["target"]), str(p["candidate"]))
+        for p in promote.data.get("promotions", [])
+        if p.get("status") in ("promoted", "current")
+    ]
+
+
+def rollback_step(
+    hub: Hub,
+    config: ReleaseConfig,
+    ledger: Ledger,
+    *,
+    envs: Sequence[str] | None = None,
+    apply: bool = False,
+) -> list[Restore]:
+    """Restore the canonicals of ``envs`` (default: every env with one recorded) to the state
+    promote recorded before this release wrote them; a plan unless ``apply``. What it restored
+    is recorded."""
+    recorded = {
+        env: {t: SpaceState.from_json(s) for t, s in step_records.baselines(ledger, env).items()}
+        for env in envs or ledger.envs()
+    }
+    missing = [env for env in envs or () if not recorded[env]]
+    if missing:
+        raise UsageError(
+            f"--env {', '.join(missing)}: this release's ledger records no canonical state "
+            "from promote for it, so there is nothing to restore",
+            remedy="name an env this release promoted (see `status`)",
+        )
+    restores = rollback(
+        hub, {e: t for e, t in recorded.items() if t}, version=config.version, apply=apply
+    )
+    if apply:
+        step_records.record_rollback(ledger, [r for r in restores if r.status != "current"])
+    return restores
 
 
 def collection_step(

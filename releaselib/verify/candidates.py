@@ -102,12 +102,18 @@ def verify_spaces(
     tls: ssl.SSLContext | None = None,
     on_update: Update | None = None,
     rehearsal: str | None = None,
+    envs: Mapping[str, str] | None = None,
 ) -> list[VerifyResult]:
     """Wait for each Space to be terminal, probe the ready ones, and return one result each,
     in input order. ``timeout`` is per request; an env's plugin may ask for a longer one.
     ``jobs`` probe threads (default :func:`probe_jobs`). ``rehearsal`` names the embedded
-    Hub's builder when this is a rehearsal (see :func:`rehearsed`)."""
-    plans = {sid: plan_for(registry, env_of(sid, suffix), timeout) for sid in space_ids}
+    Hub's builder when this is a rehearsal (see :func:`rehearsed`). ``envs`` names the env of
+    a Space whose name is not ``<env><suffix>`` (a canonical Space after promotion)."""
+    named = envs or {}
+    plans = {
+        sid: plan_for(registry, named.get(sid) or env_of(sid, suffix), timeout)
+        for sid in space_ids
+    }
     context = tls or httpx.create_ssl_context()
     headers = hub.auth_header()
     notify = on_update or (lambda space_id, status: None)
