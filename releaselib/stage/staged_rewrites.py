@@ -9,6 +9,7 @@ from pathlib import Path
 from releaselib import env_facts
 from releaselib.config import ReleaseConfig
 from releaselib.edit import (
+    pipfile,
     pyproject_deps,
     readme,
     requirements_txt,
@@ -85,6 +86,7 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
         unrewritable_manifests.check_conda_environment(
             read_text(env_file, stage_dir), path=rel, **pin
         )
+    changes += pin_pipfiles(stage_dir, **pin)
     files = staged_requirement_files(original, spec, stage_dir)
     constraints = git_needs.constraint_only(original, stage_dir, files)
     for file in files:
@@ -108,6 +110,28 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
         synthesize_legacy_core(stage_dir)
     changes += stage_readme(config, spec, stage_dir)
     return changes
+
+
+def pin_pipfiles(stage_dir: Path, *, dist: str, ref: str) -> list[Change]:
+    """Pin OpenEnv in every ``Pipfile`` outside ``src/``; a ``Pipfile.lock`` that locks another
+    OpenEnv is a StageError naming it (staging cannot lock again)."""
+    changes: list[Change] = []
+    for file in _outside_src(stage_dir, "Pipfile"):
+        changes += rewrite_file(
+            file, stage_dir, lambda t, p: pipfile.rewrite_pipfile(t, path=p, dist=dist, ref=ref)
+        )
+    for lock in _outside_src(stage_dir, "Pipfile.lock"):
+        rel = lock.relative_to(stage_dir).as_posix()
+        pipfile.check_pipfile_lock(read_text(lock, stage_dir), path=rel, ref=ref)
+    return changes
+
+
+def _outside_src(stage_dir: Path, name: str) -> list[Path]:
+    return [
+        p
+        for p in sorted(stage_dir.rglob(name))
+        if p.is_file() and p.relative_to(stage_dir).parts[0] != "src"
+    ]
 
 
 def staged_requirement_files(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> list[Path]:

@@ -1,0 +1,85 @@
+"""Install forms beyond requirements files and pyprojects: each staged build gets the release's
+OpenEnv, or the env fails staging naming the file and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests import test_stage
+from tests.helpers import make_env
+from tests.test_stage import stage
+
+repo = test_stage.repo  # the fixture
+
+GIT = "https://github.com/huggingface/OpenEnv.git"
+PIN = f"openenv-core[core] @ git+{GIT}@v0.2.2"
+
+
+def slim(*runs: str) -> str:
+    """A python:slim Dockerfile that copies the env to /app/env and runs ``runs`` there."""
+    body = "\n".join(runs)
+    return (
+        "FROM python:3.11-slim\nWORKDIR /app/env\nCOPY . /app/env\n"
+        f"RUN apt-get update && apt-get install -y git\n{body}\n"
+        'CMD ["python", "-m", "server.app"]\n'
+    )
+
+
+PIPFILE = """\
+[[source]]
+url = "https://pypi.org/simple"
+name = "pypi"
+
+[packages]
+fastapi = "*"  # web
+openenv-core = {version = ">=0.1", extras = ["cli"], markers = "python_version >= '3.10'"}
+
+[dev-packages]
+openenv = "==0.1.0"
+"""
+
+
+def test_a_pipfile_is_pinned_in_pipenvs_git_form(repo: Path, tmp_path: Path) -> None:
+    make_env(
+        repo,
+        "a_env",
+        **{
+            "server/Dockerfile": slim("RUN pip install pipenv && pipenv install --system"),
+            "Pipfile": PIPFILE,
+        },
+    )
+    staged = stage(repo, tmp_path)["a_env"]
+    assert staged.ok, staged.error
+    pinned = f'git = "{GIT}", ref = "v0.2.2"'
+    for rel in ("Pipfile", "envs/a_env/Pipfile"):
+        text = (staged.staged_dir / rel).read_text()
+        assert (
+            f'openenv-core = {{{pinned}, extras = ["core", "cli"], '
+            "markers = \"python_version >= '3.10'\"}" in text
+        )
+        assert f'[dev-packages]\nopenenv-core = {{{pinned}, extras = ["core"]}}' in text
+        assert 'fastapi = "*"  # web' in text
+    lines = {(c.file, c.line) for c in staged.changes if "Pipfile" in c.file}
+    assert ("Pipfile", 7) in lines and ("Pipfile", 10) in lines
+
+
+def test_a_pipfile_lock_of_another_openenv_fails_the_env_naming_it(
+    repo: Path, tmp_path: Path
+) -> None:
+    lock = '{\n "_meta": {},\n "default": {\n  "openenv-core": {"version": "==0.1.0"}\n }\n}\n'
+    make_env(
+        repo,
+        "a_env",
+        **{
+            "server/Dockerfile": slim("RUN pip install pipenv && pipenv install --deploy"),
+            "Pipfile": PIPFILE,
+            "Pipfile.lock": lock,
+        },
+    )
+    make_env(repo, "b_env")
+    results = stage(repo, tmp_path)
+    staged = results["a_env"]
+    assert not staged.ok
+    assert "Pipfile.lock:4: locks openenv-core ==0.1.0, not OpenEnv at v0.2.2" in staged.error
+    assert "delete Pipfile.lock" in staged.error
+    assert results["b_env"].ok, results["b_env"].error
