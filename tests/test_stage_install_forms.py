@@ -83,3 +83,78 @@ def test_a_pipfile_lock_of_another_openenv_fails_the_env_naming_it(
     assert "Pipfile.lock:4: locks openenv-core ==0.1.0, not OpenEnv at v0.2.2" in staged.error
     assert "delete Pipfile.lock" in staged.error
     assert results["b_env"].ok, results["b_env"].error
+
+
+def test_a_requirements_file_chosen_by_arg_or_env_default_is_pinned(
+    repo: Path, tmp_path: Path
+) -> None:
+    reqs = {"deps/reqs.txt": "openenv-core==0.1.0\n"}
+    make_env(
+        repo,
+        "arg_env",
+        **{
+            "server/Dockerfile": slim("ARG REQS=deps/reqs.txt", "RUN pip install -r ${REQS}"),
+            **reqs,
+        },
+    )
+    make_env(
+        repo,
+        "env_env",
+        **{
+            "server/Dockerfile": slim("ENV REQS=deps/reqs.txt", 'RUN pip install -r "$REQS"'),
+            **reqs,
+        },
+    )
+    results = stage(repo, tmp_path)
+    for name in ("arg_env", "env_env"):
+        staged = results[name]
+        assert staged.ok, staged.error
+        assert (staged.staged_dir / "deps/reqs.txt").read_text() == PIN + "\n"
+
+
+def test_a_requirements_file_chosen_at_build_time_fails_naming_the_line(
+    repo: Path, tmp_path: Path
+) -> None:
+    make_env(
+        repo,
+        "a_env",
+        **{
+            "server/Dockerfile": slim("ARG REQS", "RUN pip install \\\n    -r ${REQS}"),
+            "deps/reqs.txt": "openenv\n",
+        },
+    )
+    staged = stage(repo, tmp_path)["a_env"]
+    assert not staged.ok
+    assert staged.error == (
+        "a_env: envs/a_env/server/Dockerfile:7: installs requirements ${REQS}, a file chosen "
+        "at build time that staging cannot read to pin OpenEnv; give REQS a default with ARG "
+        "or ENV before this RUN, or name the file"
+    )
+
+
+def test_pip_from_python_code_fails_and_python_m_pip_in_sh_c_is_pinned(
+    repo: Path, tmp_path: Path
+) -> None:
+    code = "import subprocess; subprocess.run(['pip','install','openenv-core==0.1'])"
+    make_env(repo, "code_env", **{"server/Dockerfile": slim(f'RUN python3 -c "{code}"')})
+    make_env(
+        repo,
+        "shc_env",
+        **{
+            "server/Dockerfile": slim(
+                "RUN sh -c 'python -m pip install openenv-core==0.1 && python -m pip install -r r.txt'"
+            ),
+            "r.txt": "openenv>=0.1\n",
+        },
+    )
+    results = stage(repo, tmp_path)
+    assert not results["code_env"].ok
+    assert results["code_env"].error.startswith(
+        "code_env: envs/code_env/server/Dockerfile:5: Python code installs 'openenv-core==0.1', "
+        "which staging cannot pin"
+    )
+    staged = results["shc_env"]
+    assert staged.ok, staged.error
+    dockerfile = (staged.staged_dir / "Dockerfile").read_text()
+    assert f'python -m pip install "{PIN}" && python -m pip install -r r.txt\'' in dockerfile
+    assert (staged.staged_dir / "r.txt").read_text() == PIN + "\n"  # read inside sh -c

@@ -13,6 +13,7 @@ from releaselib.edit import (
     pyproject_deps,
     readme,
     requirements_txt,
+    unpinnable_installs,
     unrewritable_manifests,
 )
 from releaselib.edit.dockerfile_model import Dockerfile
@@ -86,6 +87,9 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
         unrewritable_manifests.check_conda_environment(
             read_text(env_file, stage_dir), path=rel, **pin
         )
+    unpinnable_installs.check_installs(
+        original, lambda st, _, path: git_needs.in_tree(original, st, path, stage_dir)
+    )
     changes += pin_pipfiles(stage_dir, **pin)
     files = staged_requirement_files(original, spec, stage_dir)
     constraints = git_needs.constraint_only(original, stage_dir, files)

@@ -1,0 +1,134 @@
+"""Installs in a Dockerfile's RUNs whose OpenEnv staging cannot pin, each a StageError.
+
+Staging pins OpenEnv in the files and command lines a build installs from. These it cannot read
+or rewrite, so the build would install what the env's author wrote, or break:
+
+- a requirements file chosen by a variable with no default in the Dockerfile
+  (``ARG REQS`` then ``pip install -r $REQS``): only ``--build-arg`` knows which file;
+- a requirements or constraints file fetched from a URL (``pip install -r https://...``);
+- a requirements file outside what the stage copies (``-r ../shared.txt`` from the env's folder);
+- Python code that installs OpenEnv (``python -c "...subprocess.run(['pip', 'install',
+  'openenv-core==0.1'])"``): staging never edits code.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from releaselib.dockerfile_syntax.parse import Instruction, Stage
+from releaselib.dockerfile_syntax.words import expand
+from releaselib.edit import shell_reader
+from releaselib.edit.dockerfile_model import Dockerfile
+from releaselib.edit.git_packages import shell_text
+from releaselib.edit.install_sources import installed
+from releaselib.edit.requirement import names_openenv
+from releaselib.errors import StageError
+
+_PYTHON = re.compile(r"(?:.*/)?python\d*(?:\.\d+)*")
+
+
+_STRING = re.compile(r"""(?P<q>['"])(?P<body>[^'"\n]+)(?P=q)""")
+
+
+_URL = re.compile(r"[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+
+
+#: (stage, instruction, image path) -> the staged-tree file it is, or None when none is.
+InTree = Callable[[Stage, Instruction, str], Path | None]
+
+
+def check_installs(df: Dockerfile, in_tree: InTree) -> None:
+    """StageError naming ``df.path:line``, the install and what to do, for the first install
+    in a RUN of ``df`` that staging cannot pin (see the module docstring)."""
+    for stage in df.stages:
+        for instr in df.stage_instructions(stage):
+            if instr.cmd == "RUN":
+                for found in _unpinnable(df, stage, instr, in_tree):
+                    needle, what, remedy = found
+                    raise StageError(f"{df.path}:{_line(instr, needle)}: {what}", remedy=remedy)
+
+
+def _unpinnable(
+    df: Dockerfile, stage: Stage, instr: Instruction, in_tree: InTree
+) -> Iterator[tuple[str, str, str]]:
+    """(word to find the line by, what is wrong, remedy) for each unpinnable install."""
+    scope = df.scope_at(stage, instr)
+    cwd = df.workdir(stage, at=instr) or "/"
+    for words in shell_reader.shell_commands(shell_text(instr)):
+        words = shell_reader.command_words(words)
+        if words[:1] == ["cd"] and len(words) == 2:
+            cwd = posixpath.join(cwd, expand(words[1], scope))
+        code = _python_code(words)
+        specs = [m["body"] for m in _STRING.finditer(code or "") if names_openenv(m["body"])]
+        if specs:
+            yield (
+                specs[0],
+                f"Python code installs {specs[0]!r}, which staging cannot pin (it never edits "
+                "code)",
+                "install OpenEnv with pip install in the RUN, or from a requirements file",
+            )
+        for kind, path in installed(words):
+            if kind == "project":
+                continue
+            value = expand(path, scope)
+            unset = _unset(path, scope)
+            if unset:
+                yield (
+                    path,
+                    f"installs {kind} {path}, a file chosen at build time that staging cannot "
+                    "read to pin OpenEnv",
+                    f"give {unset} a default with ARG or ENV before this RUN, or name the file",
+                )
+            elif _URL.match(value):
+                yield (
+                    path,
+                    f"installs {kind} from {value}, which staging cannot pin OpenEnv in",
+                    "copy the file into the env's folder and install it from there",
+                )
+            elif ".." in path.split("/") and not _has(stage, instr, cwd, value, in_tree):
+                yield (
+                    path,
+                    f"installs {kind} {path}, outside what the build copies from the env's folder "
+                    "(the staged tree will not contain it)",
+                    "move the file into the env's folder, or copy it in a plugin fix",
+                )
+
+
+def _has(stage: Stage, instr: Instruction, cwd: str, path: str, in_tree: InTree) -> bool:
+    return in_tree(stage, instr, posixpath.normpath(posixpath.join(cwd, path))) is not None
+
+
+def _python_code(words: list[str]) -> str | None:
+    """The code of ``python -c CODE`` (options before ``-c`` allowed), else None."""
+    if not words or not _PYTHON.fullmatch(words[0]):
+        return None
+    for index, word in enumerate(words[1:], start=1):
+        if not word.startswith("-"):
+            return None
+        if word == "-c":
+            return words[index + 1] if index + 1 < len(words) else None
+    return None
+
+
+_REFERENCE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?P<op>:?[-+?])?|(?P<bare>[A-Za-z_]\w*))")
+
+
+def _unset(path: str, scope: dict[str, str]) -> str | None:
+    """The first variable ``path`` reads that has no value there and no default in the word
+    itself (``${X:-x}``), else None."""
+    for match in _REFERENCE.finditer(path):
+        name = match["braced"] or match["bare"]
+        if name not in scope and not (match["op"] or "").endswith("-"):
+            return name
+    return None
+
+
+def _line(instr: Instruction, needle: str) -> int:
+    """The file line of ``instr`` where ``needle`` first appears (its first line otherwise)."""
+    for offset, text in enumerate(instr.text.splitlines()):
+        if needle in text:
+            return instr.start_line + offset
+    return instr.start_line
