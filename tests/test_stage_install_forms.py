@@ -158,3 +158,22 @@ def test_pip_from_python_code_fails_and_python_m_pip_in_sh_c_is_pinned(
     dockerfile = (staged.staged_dir / "Dockerfile").read_text()
     assert f'python -m pip install "{PIN}" && python -m pip install -r r.txt\'' in dockerfile
     assert (staged.staged_dir / "r.txt").read_text() == PIN + "\n"  # read inside sh -c
+
+
+def test_a_hashed_requirements_file_fails_and_a_lone_hash_is_dropped(
+    repo: Path, tmp_path: Path
+) -> None:
+    hashed = "fastapi==0.110.0 \\\n    --hash=sha256:aaaa\nopenenv-core==0.1.0 \\\n    --hash=sha256:bb\n"
+    run = slim("RUN pip install -r requirements.txt")
+    make_env(repo, "mixed_env", **{"server/Dockerfile": run, "requirements.txt": hashed})
+    lone = "fastapi==0.110.0\nopenenv-core==0.1.0 --hash=sha256:bb\n"
+    make_env(repo, "lone_env", **{"server/Dockerfile": run, "requirements.txt": lone})
+    results = stage(repo, tmp_path)
+    assert not results["mixed_env"].ok
+    assert results["mixed_env"].error.startswith(
+        "mixed_env: envs/mixed_env/requirements.txt:3: pins 'openenv-core==0.1.0' to the "
+        "release's git URL, which pip cannot hash-check, and line 1 puts pip in hash-checking"
+    )
+    staged = results["lone_env"]
+    assert staged.ok, staged.error
+    assert (staged.staged_dir / "requirements.txt").read_text() == f"fastapi==0.110.0\n{PIN}\n"
