@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests import test_stage
-from tests.helpers import make_env
+from tests.helpers import make_env, write
 from tests.test_stage import stage
 
 repo = test_stage.repo  # the fixture
@@ -177,3 +177,66 @@ def test_a_hashed_requirements_file_fails_and_a_lone_hash_is_dropped(
     staged = results["lone_env"]
     assert staged.ok, staged.error
     assert (staged.staged_dir / "requirements.txt").read_text() == f"fastapi==0.110.0\n{PIN}\n"
+
+
+def test_an_include_outside_the_env_or_a_remote_one_fails_naming_the_line(
+    repo: Path, tmp_path: Path
+) -> None:
+    write(repo / "envs" / "common.txt", "openenv-core==0.1.0\n")  # in the checkout only
+    run = slim("RUN pip install -r requirements.txt")
+    make_env(
+        repo,
+        "up_env",
+        **{"server/Dockerfile": run, "requirements.txt": "fastapi\n-r ../common.txt\n"},
+    )
+    make_env(
+        repo,
+        "url_env",
+        **{"server/Dockerfile": run, "requirements.txt": "-c https://example.com/c.txt\n"},
+    )
+    make_env(repo, "run_env", **{"server/Dockerfile": slim("RUN pip install -r ../common.txt")})
+    results = stage(repo, tmp_path)
+    assert results["up_env"].error == (
+        "up_env: envs/up_env/requirements.txt:2: -r ../common.txt is not in the staged tree "
+        "(only the env's folder is staged), so pip cannot open it; move the file into the "
+        "env's folder, or copy it in a plugin fix"
+    )
+    assert results["url_env"].error.startswith(
+        "url_env: envs/url_env/requirements.txt:1: -c https://example.com/c.txt is fetched at "
+        "build time; staging cannot pin OpenEnv in it"
+    )
+    assert results["run_env"].error.startswith(
+        "run_env: envs/run_env/server/Dockerfile:5: installs requirements ../common.txt, "
+        "outside what the build copies"
+    )
+
+
+def test_remote_installs_pin_openenv_archives_and_fail_what_cannot_be_pinned(
+    repo: Path, tmp_path: Path
+) -> None:
+    archive = "https://github.com/meta-pytorch/OpenEnv/archive/refs/heads/main.zip"
+    make_env(repo, "zip_env", **{"server/Dockerfile": slim(f"RUN pip install {archive}")})
+    make_env(
+        repo,
+        "req_env",
+        **{"server/Dockerfile": slim("RUN pip install -r https://example.com/requirements.txt")},
+    )
+    make_env(
+        repo,
+        "fork_env",
+        **{"server/Dockerfile": slim("RUN pip install fastapi https://example.com/dl/openenv.zip")},
+    )
+    results = stage(repo, tmp_path)
+    staged = results["zip_env"]
+    assert staged.ok, staged.error
+    assert f'RUN pip install "{PIN}"' in (staged.staged_dir / "Dockerfile").read_text()
+    assert any(c.before == archive and c.after == PIN for c in staged.changes)
+    assert results["req_env"].error.startswith(
+        "req_env: envs/req_env/server/Dockerfile:5: installs requirements from "
+        "https://example.com/requirements.txt, which staging cannot pin OpenEnv in; copy the "
+        "file into the env's folder"
+    )
+    assert results["fork_env"].error.startswith(
+        "fork_env: envs/fork_env/server/Dockerfile:5: installs https://example.com/dl/openenv.zip"
+        ", a URL naming OpenEnv"
+    )

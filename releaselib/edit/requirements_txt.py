@@ -118,17 +118,22 @@ def _logical_lines(lines: list[str]) -> Iterator[tuple[int, list[str], str]]:
 
 def includes(text: str) -> list[tuple[str, str]]:
     """(option, file) for each file a requirements text reads: option is ``-r`` or ``-c``."""
+    return [(option, file) for _, option, file in include_lines(text)]
+
+
+def include_lines(text: str) -> list[tuple[int, str, str]]:
+    """(line, option, file) for each file a requirements text reads (``-r`` or ``-c``)."""
     found = []
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), start=1):
         words = re.split(r"(?:^|\s)#", line, maxsplit=1)[0].split()
         for i, word in enumerate(words):
             name, eq, value = word.partition("=")
             if name in _INCLUDE_OPTIONS and eq:
-                found.append((_short(name), value))
+                found.append((number, _short(name), value))
             elif word in _INCLUDE_OPTIONS and i + 1 < len(words):
-                found.append((_short(word), words[i + 1]))
+                found.append((number, _short(word), words[i + 1]))
             elif word.startswith(("-r", "-c")) and len(word) > 2 and word[2] != "-":
-                found.append((word[:2], word[2:]))
+                found.append((number, word[:2], word[2:]))
     return found
 
 

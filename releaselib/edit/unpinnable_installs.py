@@ -7,6 +7,8 @@ or rewrite, so the build would install what the env's author wrote, or break:
   (``ARG REQS`` then ``pip install -r $REQS``): only ``--build-arg`` knows which file;
 - a requirements or constraints file fetched from a URL (``pip install -r https://...``);
 - a requirements file outside what the stage copies (``-r ../shared.txt`` from the env's folder);
+- a package URL that names OpenEnv but is no requirement staging recognises
+  (``pip install https://example.com/openenv.zip``);
 - Python code that installs OpenEnv (``python -c "...subprocess.run(['pip', 'install',
   'openenv-core==0.1'])"``): staging never edits code.
 """
@@ -16,7 +18,6 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 from releaselib.dockerfile_syntax.parse import Instruction, Stage
 from releaselib.dockerfile_syntax.words import expand
@@ -36,8 +37,8 @@ _STRING = re.compile(r"""(?P<q>['"])(?P<body>[^'"\n]+)(?P=q)""")
 _URL = re.compile(r"[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
 
-#: (stage, instruction, image path) -> the staged-tree file it is, or None when none is.
-InTree = Callable[[Stage, Instruction, str], Path | None]
+#: (stage, instruction, image path) -> whether the staged tree lands a file there.
+InTree = Callable[[Stage, Instruction, str], bool]
 
 
 def check_installs(df: Dockerfile, in_tree: InTree) -> None:
@@ -57,6 +58,12 @@ def _unpinnable(
     """(word to find the line by, what is wrong, remedy) for each unpinnable install."""
     scope = df.scope_at(stage, instr)
     cwd = df.workdir(stage, at=instr) or "/"
+    for value in _remote_openenv(shell_text(instr)):
+        yield (
+            value,
+            f"installs {value}, a URL naming OpenEnv that is no OpenEnv release staging can pin",
+            "install OpenEnv from a requirement (openenv-core>=...) or its git URL instead",
+        )
     for words in shell_reader.shell_commands(shell_text(instr)):
         words = shell_reader.command_words(words)
         if words[:1] == ["cd"] and len(words) == 2:
@@ -97,8 +104,30 @@ def _unpinnable(
                 )
 
 
+def _remote_openenv(command: str) -> Iterator[str]:
+    """Package URLs given to an installer that name OpenEnv yet are not an OpenEnv requirement
+    (``https://example.com/openenv.zip``), in ``sh -c`` strings too."""
+    for _, _, value, prefix in shell_reader.install_arguments(command):
+        if prefix is None:
+            yield from _remote_openenv(value)
+        elif _URL.match(value) and _names_openenv_file(value) and not names_openenv(value):
+            yield value
+
+
+_OPENENV_FILE = re.compile(
+    r"openenv(?:[-_]core)?(?:\.git|\.zip|\.tar\.gz|\.tgz|\.whl|[-_]\d[^/]*)?", re.IGNORECASE
+)
+
+
+def _names_openenv_file(url: str) -> bool:
+    """True if the last path segment of ``url`` (ref and fragment cut) is OpenEnv's."""
+    path = url.split("#", 1)[0].split("://", 1)[-1].rstrip("/")
+    last = path.rsplit("/", 1)[-1].split("@", 1)[0]
+    return _OPENENV_FILE.fullmatch(last) is not None
+
+
 def _has(stage: Stage, instr: Instruction, cwd: str, path: str, in_tree: InTree) -> bool:
-    return in_tree(stage, instr, posixpath.normpath(posixpath.join(cwd, path))) is not None
+    return in_tree(stage, instr, posixpath.normpath(posixpath.join(cwd, path)))
 
 
 def _python_code(words: list[str]) -> str | None:
@@ -132,3 +161,25 @@ def _line(instr: Instruction, needle: str) -> int:
         if needle in text:
             return instr.start_line + offset
     return instr.start_line
+
+
+def check_includes(text: str, *, path: str, exists: Callable[[str], bool]) -> None:
+    """StageError naming ``path:line`` for the first ``-r``/``-c`` of a requirements file the
+    build reads that is a URL, or a file the staged tree lacks (``-r ../shared.txt`` reaching
+    outside the env's folder): staging cannot pin OpenEnv there, or pip cannot open it.
+    ``exists`` tells whether a path relative to the file's folder is in the staged tree."""
+    from releaselib.edit.requirements_txt import include_lines
+
+    for line, option, file in include_lines(text):
+        if _URL.match(file):
+            raise StageError(
+                f"{path}:{line}: {option} {file} is fetched at build time; staging cannot pin "
+                "OpenEnv in it",
+                remedy="copy the file into the env's folder and include it from there",
+            )
+        if not exists(file):
+            raise StageError(
+                f"{path}:{line}: {option} {file} is not in the staged tree (only the env's "
+                "folder is staged), so pip cannot open it",
+                remedy="move the file into the env's folder, or copy it in a plugin fix",
+            )

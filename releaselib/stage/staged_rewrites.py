@@ -88,9 +88,16 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
             read_text(env_file, stage_dir), path=rel, **pin
         )
     unpinnable_installs.check_installs(
-        original, lambda st, _, path: git_needs.in_tree(original, st, path, stage_dir)
+        original, lambda st, _, path: git_needs.in_tree(original, st, path, stage_dir) is not None
     )
-    changes += pin_pipfiles(stage_dir, **pin)
+    changes += pin_pipfiles(stage_dir, spec, **pin)
+    for read in git_needs.installed_files(original, stage_dir):
+        if read.suffix != ".toml":
+            unpinnable_installs.check_includes(
+                read_text(read, stage_dir),
+                path=checkout_path(spec, read.relative_to(stage_dir).as_posix()),
+                exists=lambda f, d=read.parent: _staged_file(d / f, stage_dir),
+            )
     files = staged_requirement_files(original, spec, stage_dir)
     constraints = git_needs.constraint_only(original, stage_dir, files)
     for file in files:
@@ -116,7 +123,7 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
     return changes
 
 
-def pin_pipfiles(stage_dir: Path, *, dist: str, ref: str) -> list[Change]:
+def pin_pipfiles(stage_dir: Path, spec: EnvSpec, *, dist: str, ref: str) -> list[Change]:
     """Pin OpenEnv in every ``Pipfile`` outside ``src/``; a ``Pipfile.lock`` that locks another
     OpenEnv is a StageError naming it (staging cannot lock again)."""
     changes: list[Change] = []
@@ -125,9 +132,20 @@ def pin_pipfiles(stage_dir: Path, *, dist: str, ref: str) -> list[Change]:
             file, stage_dir, lambda t, p: pipfile.rewrite_pipfile(t, path=p, dist=dist, ref=ref)
         )
     for lock in _outside_src(stage_dir, "Pipfile.lock"):
-        rel = lock.relative_to(stage_dir).as_posix()
+        rel = checkout_path(spec, lock.relative_to(stage_dir).as_posix())
         pipfile.check_pipfile_lock(read_text(lock, stage_dir), path=rel, ref=ref)
     return changes
+
+
+def checkout_path(spec: EnvSpec, rel: str) -> str:
+    """Where a staged file comes from in the checkout: the env's files are staged twice, at
+    the root and under ``envs/<env>/``; errors name the checkout's file."""
+    return rel if rel.split("/", 1)[0] in ("envs", "src") else f"envs/{spec.name}/{rel}"
+
+
+def _staged_file(path: Path, stage_dir: Path) -> bool:
+    resolved = path.resolve()
+    return resolved.is_relative_to(stage_dir.resolve()) and resolved.is_file()
 
 
 def _outside_src(stage_dir: Path, name: str) -> list[Path]:
