@@ -240,3 +240,19 @@ def test_remote_installs_pin_openenv_archives_and_fail_what_cannot_be_pinned(
         "fork_env: envs/fork_env/server/Dockerfile:5: installs https://example.com/dl/openenv.zip"
         ", a URL naming OpenEnv"
     )
+
+
+def test_an_env_without_a_readme_is_staged_with_a_card_and_one_without_dockerfile_is_named(
+    repo: Path, tmp_path: Path
+) -> None:
+    (make_env(repo, "bare_env") / "README.md").unlink()
+    write(repo / "envs" / "notes" / "notes.txt", "not an env\n")
+    results = stage(repo, tmp_path)
+    staged = results["bare_env"]
+    assert staged.ok, staged.error
+    card = (staged.staged_dir / "README.md").read_text()
+    assert card.startswith("---\n") and "- openenv-0.2.2\n" in card and "app_port: 8000" in card
+    assert results["notes"].error == (
+        "notes: not deployable (no server/Dockerfile or Dockerfile; add one, or move the "
+        "folder out of envs/)"
+    )
