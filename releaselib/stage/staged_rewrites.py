@@ -87,17 +87,8 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
         unrewritable_manifests.check_conda_environment(
             read_text(env_file, stage_dir), path=rel, **pin
         )
-    unpinnable_installs.check_installs(
-        original, lambda st, _, path: git_needs.in_tree(original, st, path, stage_dir) is not None
-    )
+    check_installs(original, spec, stage_dir)
     changes += pin_pipfiles(stage_dir, spec, **pin)
-    for read in git_needs.installed_files(original, stage_dir):
-        if read.suffix != ".toml":
-            unpinnable_installs.check_includes(
-                read_text(read, stage_dir),
-                path=checkout_path(spec, read.relative_to(stage_dir).as_posix()),
-                exists=lambda f, d=read.parent: _staged_file(d / f, stage_dir),
-            )
     files = staged_requirement_files(original, spec, stage_dir)
     constraints = git_needs.constraint_only(original, stage_dir, files)
     for file in files:
@@ -121,6 +112,27 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
         synthesize_legacy_core(stage_dir)
     changes += stage_readme(config, spec, stage_dir)
     return changes
+
+
+def check_installs(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> None:
+    """StageError for the first install of ``df`` (a RUN, or a ``-r``/``-c`` of a requirements
+    file it reads) whose OpenEnv staging cannot pin (``unpinnable_installs``)."""
+    unpinnable_installs.check_installs(
+        df, lambda stage, _, path: git_needs.in_tree(df, stage, path, stage_dir) is not None
+    )
+    for read in git_needs.installed_files(df, stage_dir):
+        if read.suffix == ".toml":
+            continue
+        folder = read.parent
+
+        def exists(include: str, folder: Path = folder) -> bool:
+            return _staged_file(folder / include, stage_dir)
+
+        unpinnable_installs.check_includes(
+            read_text(read, stage_dir),
+            path=checkout_path(spec, read.relative_to(stage_dir).as_posix()),
+            exists=exists,
+        )
 
 
 def pin_pipfiles(stage_dir: Path, spec: EnvSpec, *, dist: str, ref: str) -> list[Change]:
