@@ -147,7 +147,15 @@ def test_pip_from_python_code_fails_and_python_m_pip_in_sh_c_is_pinned(
             "r.txt": "openenv>=0.1\n",
         },
     )
+    system = "import os; os.system('pip install openenv==0.1')"
+    make_env(
+        repo, "system_env", **{"server/Dockerfile": slim(f'RUN sh -c "python -c \\"{system}\\""')}
+    )
+    reads = "from importlib.metadata import version; print(version('openenv-core'))"
+    make_env(repo, "reads_env", **{"server/Dockerfile": slim(f'RUN python -c "{reads}"')})
     results = stage(repo, tmp_path)
+    assert results["reads_env"].ok, results["reads_env"].error  # names OpenEnv, installs nothing
+    assert "Python code installs 'openenv==0.1'" in (results["system_env"].error or "")
     assert not results["code_env"].ok
     assert results["code_env"].error.startswith(
         "code_env: envs/code_env/server/Dockerfile:5: Python code installs 'openenv-core==0.1', "

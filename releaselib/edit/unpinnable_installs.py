@@ -26,6 +26,7 @@ from releaselib.edit.dockerfile_model import Dockerfile
 from releaselib.edit.git_packages import shell_text
 from releaselib.edit.install_sources import installed
 from releaselib.edit.requirement import names_openenv
+from releaselib.edit.run_pins import shell_specs
 from releaselib.errors import StageError
 
 _PYTHON = re.compile(r"(?:.*/)?python\d*(?:\.\d+)*")
@@ -69,7 +70,7 @@ def _unpinnable(
         if words[:1] == ["cd"] and len(words) == 2:
             cwd = posixpath.join(cwd, expand(words[1], scope))
         code = _python_code(words)
-        specs = [m["body"] for m in _STRING.finditer(code or "") if names_openenv(m["body"])]
+        specs = _code_installs(code or "")
         if specs:
             yield (
                 specs[0],
@@ -128,6 +129,19 @@ def _names_openenv_file(url: str) -> bool:
 
 def _has(stage: Stage, instr: Instruction, cwd: str, path: str, in_tree: InTree) -> bool:
     return in_tree(stage, instr, posixpath.normpath(posixpath.join(cwd, path)))
+
+
+def _code_installs(code: str) -> list[str]:
+    """The OpenEnv requirements Python ``code`` that installs something names in its string
+    literals: one a literal (``['pip', 'install', 'openenv-core==0.1']``), or one that a command
+    line in a literal installs (``os.system('pip install openenv')``)."""
+    if not re.search(r"\binstall\b", code):
+        return []
+    found = []
+    for match in _STRING.finditer(code):
+        body = match["body"]
+        found += [body] if names_openenv(body) else shell_specs(body)
+    return found
 
 
 def _python_code(words: list[str]) -> str | None:
