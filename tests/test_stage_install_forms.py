@@ -264,3 +264,19 @@ def test_an_env_without_a_readme_is_staged_with_a_card_and_one_without_dockerfil
         "notes: not deployable (no server/Dockerfile or Dockerfile; add one, or move the "
         "folder out of envs/)"
     )
+
+
+def test_hash_checking_mode_from_another_file_of_the_same_install_fails(
+    repo: Path, tmp_path: Path
+) -> None:
+    files = {
+        "requirements.txt": "-r base.txt\nopenenv-core==0.1.0 --hash=sha256:bb\n",
+        "base.txt": "fastapi==0.110.0 \\\n    --hash=sha256:aaaa\n",
+    }
+    make_env(
+        repo, "a_env", **{"server/Dockerfile": slim("RUN pip install -r requirements.txt"), **files}
+    )
+    staged = stage(repo, tmp_path)["a_env"]
+    assert not staged.ok
+    assert "requirements.txt:2: pins 'openenv-core==0.1.0' to the release's git URL" in staged.error
+    assert "base.txt:1, installed with it, puts pip in hash-checking mode" in staged.error

@@ -96,6 +96,16 @@ def rewrite_requirements_txt(
 _REQUIRE_HASHES = re.compile(r"\s*--require-hashes\b")
 
 
+def hash_mode_line(text: str) -> int | None:
+    """The first line of a requirements text that puts pip in hash-checking mode (a
+    ``--hash`` option, ``--require-hashes``), if any."""
+    for number, _, joined in _logical_lines(text.split("\n")):
+        _, end = requirement_span(joined)
+        if _REQUIRE_HASHES.match(joined) or _HASH_OPTION.search(joined[end:]):
+            return number
+    return None
+
+
 #: The comment ``pin`` puts after a requirements-file line it pinned.
 _PIN_MARK = re.compile(r"\s*# openenv-release pin \(was .+\)\s*$")
 

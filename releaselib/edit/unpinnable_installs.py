@@ -137,7 +137,7 @@ def _code_installs(code: str) -> list[str]:
     line in a literal installs (``os.system('pip install openenv')``)."""
     if not re.search(r"\binstall\b", code):
         return []
-    found = []
+    found: list[str] = []
     for match in _STRING.finditer(code):
         body = match["body"]
         found += [body] if names_openenv(body) else shell_specs(body)

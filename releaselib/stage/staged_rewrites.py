@@ -103,6 +103,7 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
                     t, path=p, constraints=c, dist=config.dist, ref=config.ref
                 ),
             )
+    check_hash_modes(original, spec, stage_dir, changes)
     new, dockerfile_changes = rewrite_for_space(  # change lines are lines of the staged file
         text, path="Dockerfile", base_image=config.base_image, context=stage_dir, **pin
     )
@@ -133,6 +134,32 @@ def check_installs(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> None:
             path=checkout_path(spec, read.relative_to(stage_dir).as_posix()),
             exists=exists,
         )
+
+
+def check_hash_modes(df: Dockerfile, spec: EnvSpec, stage_dir: Path, changes: list[Change]) -> None:
+    """StageError when a RUN installs requirements files of which one now holds the release's
+    git URL and another keeps pip in hash-checking mode: pip cannot hash a git URL."""
+    pinned: dict[str, Change] = {}
+    for change in changes:
+        if change.after:  # a dropped constraint is no git URL
+            pinned.setdefault(change.file, change)
+    for kind, file in git_needs.installed_from(df, stage_dir):
+        read = [f for f in git_needs.with_includes(file) if f.suffix != ".toml"]
+        rels = [f.relative_to(stage_dir).as_posix() for f in read]
+        pin = next((pinned[r] for r in rels if r in pinned), None)
+        if kind != "requirements" or pin is None:
+            continue
+        for path, rel in zip(read, rels, strict=True):
+            line = requirements_txt.hash_mode_line(read_text(path, stage_dir))
+            if line is not None:
+                raise StageError(
+                    f"{checkout_path(spec, pin.file)}:{pin.line}: pins {pin.before!r} to the "
+                    f"release's git URL, which pip cannot hash-check, and "
+                    f"{checkout_path(spec, rel)}:{line}, installed with it, puts pip in "
+                    "hash-checking mode",
+                    remedy="install OpenEnv in a pip install of its own, or generate the "
+                    "requirements without hashes",
+                )
 
 
 def pin_pipfiles(stage_dir: Path, spec: EnvSpec, *, dist: str, ref: str) -> list[Change]:
