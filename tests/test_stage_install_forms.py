@@ -280,3 +280,17 @@ def test_hash_checking_mode_from_another_file_of_the_same_install_fails(
     assert not staged.ok
     assert "requirements.txt:2: pins 'openenv-core==0.1.0' to the release's git URL" in staged.error
     assert "base.txt:1, installed with it, puts pip in hash-checking mode" in staged.error
+
+
+def test_pipenv_install_of_the_pinned_pipfile_gets_git_first(repo: Path, tmp_path: Path) -> None:
+    dockerfile = (
+        "FROM python:3.11-slim\nWORKDIR /app/env\nCOPY . /app/env\n"
+        "RUN pip install pipenv && pipenv install --system\n"
+        'CMD ["python", "-m", "server.app"]\n'
+    )
+    make_env(repo, "a_env", **{"server/Dockerfile": dockerfile, "Pipfile": PIPFILE})
+    staged = stage(repo, tmp_path)["a_env"]
+    assert staged.ok, staged.error
+    text = (staged.staged_dir / "Dockerfile").read_text()
+    assert text.index("apt-get install") < text.index("pipenv install --system")
+    assert "git-for-git-deps:ok" in staged.checks

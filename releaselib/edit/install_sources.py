@@ -50,10 +50,15 @@ def run_installs(df: Dockerfile, stage: Stage, instr: Instruction) -> Iterator[t
 
 
 def installed(words: list[str]) -> Iterator[tuple[str, str]]:
-    """("requirements"|"constraints"|"project", path) for each file or project a command
-    installs: pip (any, ``python -m pip``), ``uv pip install|sync`` and ``uv sync``."""
+    """("requirements"|"constraints"|"project"|"pipfile", path) for each file or project a
+    command installs: pip (any, ``python -m pip``), ``uv pip install|sync``, ``uv sync`` and
+    ``pipenv install|sync|update`` (the ``Pipfile`` of its folder)."""
     if len(words) > 2 and _PYTHON.fullmatch(words[0]) and words[1] == "-m":
         words = words[2:]
+    if words[:1] and words[0].rsplit("/", 1)[-1] == "pipenv":
+        if any(w in ("install", "sync", "update") for w in words[1:]):
+            yield "pipfile", "Pipfile"
+        return
     if words and _UV.fullmatch(words[0]):
         at = 1
         while at < len(words) and words[at].startswith("-"):

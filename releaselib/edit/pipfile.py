@@ -62,6 +62,18 @@ def rewrite_pipfile(text: str, *, path: str, dist: str, ref: str) -> tuple[str, 
     return (tomlkit.dumps(doc) if changes else text), changes
 
 
+def git_entry(text: str, path: str) -> str | None:
+    """The first entry of a Pipfile that pipenv installs with git (``{git = ...}``), if any."""
+    doc = parse_toml(text, path)
+    for category, table in doc.items():
+        if category in _NOT_PACKAGES or not isinstance(table, dict):
+            continue
+        for key, value in table.items():
+            if isinstance(value, dict) and "git" in value:
+                return f"Pipfile entry {key} (git)"
+    return None
+
+
 def check_pipfile_lock(text: str, *, path: str, ref: str) -> None:
     """StageError naming ``path:line`` when a ``Pipfile.lock`` locks OpenEnv other than at
     ``ref`` (its Pipfile is pinned, so the lock is stale); a lock that is not JSON too."""
