@@ -294,3 +294,20 @@ def test_pipenv_install_of_the_pinned_pipfile_gets_git_first(repo: Path, tmp_pat
     text = (staged.staged_dir / "Dockerfile").read_text()
     assert text.index("apt-get install") < text.index("pipenv install --system")
     assert "git-for-git-deps:ok" in staged.checks
+
+
+def test_require_hashes_on_the_command_line_or_in_the_environment_fails(
+    repo: Path, tmp_path: Path
+) -> None:
+    reqs = {"requirements.txt": "openenv-core==0.1.0\n"}
+    cli = slim("RUN pip install --require-hashes -r requirements.txt")
+    make_env(repo, "cli_env", **{"server/Dockerfile": cli, **reqs})
+    env = slim("ENV PIP_REQUIRE_HASHES=1", "RUN pip install -r requirements.txt")
+    make_env(repo, "env_env", **{"server/Dockerfile": env, **reqs})
+    results = stage(repo, tmp_path)
+    assert "envs/cli_env/server/Dockerfile:5's --require-hashes puts pip in hash-checking" in (
+        results["cli_env"].error or ""
+    )
+    assert "envs/env_env/server/Dockerfile:6's PIP_REQUIRE_HASHES puts pip" in (
+        results["env_env"].error or ""
+    )

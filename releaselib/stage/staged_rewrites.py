@@ -8,7 +8,9 @@ from pathlib import Path
 
 from releaselib import env_facts
 from releaselib.config import ReleaseConfig
+from releaselib.dockerfile_syntax.parse import Instruction, Stage
 from releaselib.edit import (
+    git_packages,
     pipfile,
     pyproject_deps,
     readme,
@@ -17,6 +19,7 @@ from releaselib.edit import (
     unrewritable_manifests,
 )
 from releaselib.edit.dockerfile_model import Dockerfile
+from releaselib.edit.install_sources import run_installs
 from releaselib.errors import StageError
 from releaselib.records import Change, EnvSpec
 from releaselib.stage import git_needs
@@ -138,28 +141,59 @@ def check_installs(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> None:
 
 def check_hash_modes(df: Dockerfile, spec: EnvSpec, stage_dir: Path, changes: list[Change]) -> None:
     """StageError when a RUN installs requirements files of which one now holds the release's
-    git URL and another keeps pip in hash-checking mode: pip cannot hash a git URL."""
+    git URL while pip is in hash-checking mode (another file's ``--hash``, ``--require-hashes``
+    in a file, on the command line or as ``PIP_REQUIRE_HASHES``): pip cannot hash a git URL."""
     pinned: dict[str, Change] = {}
     for change in changes:
         if change.after:  # a dropped constraint is no git URL
             pinned.setdefault(change.file, change)
-    for kind, file in git_needs.installed_from(df, stage_dir):
-        read = [f for f in git_needs.with_includes(file) if f.suffix != ".toml"]
-        rels = [f.relative_to(stage_dir).as_posix() for f in read]
-        pin = next((pinned[r] for r in rels if r in pinned), None)
-        if kind != "requirements" or pin is None:
-            continue
-        for path, rel in zip(read, rels, strict=True):
-            line = requirements_txt.hash_mode_line(read_text(path, stage_dir))
-            if line is not None:
-                raise StageError(
-                    f"{checkout_path(spec, pin.file)}:{pin.line}: pins {pin.before!r} to the "
-                    f"release's git URL, which pip cannot hash-check, and "
-                    f"{checkout_path(spec, rel)}:{line}, installed with it, puts pip in "
-                    "hash-checking mode",
-                    remedy="install OpenEnv in a pip install of its own, or generate the "
-                    "requirements without hashes",
-                )
+    for stage in df.stages:
+        for instr in df.stage_instructions(stage):
+            if instr.cmd != "RUN":
+                continue
+            for kind, path in run_installs(df, stage, instr):
+                file = git_needs.in_tree(df, stage, path, stage_dir)
+                if kind != "requirements" or file is None:
+                    continue
+                read = [f for f in git_needs.with_includes(file) if f.suffix != ".toml"]
+                rels = [f.relative_to(stage_dir).as_posix() for f in read]
+                pin = next((pinned[r] for r in rels if r in pinned), None)
+                if pin is None:
+                    continue
+                mode = _hash_mode(df, stage, instr, read, rels, stage_dir, spec)
+                if mode is not None:
+                    raise StageError(
+                        f"{checkout_path(spec, pin.file)}:{pin.line}: pins {pin.before!r} to the "
+                        f"release's git URL, which pip cannot hash-check, and {mode} puts pip in "
+                        "hash-checking mode",
+                        remedy="install OpenEnv in a pip install of its own, or generate the "
+                        "requirements without hashes",
+                    )
+
+
+#: What pip reads as true in an environment variable.
+_TRUE = frozenset({"1", "true", "yes", "on"})
+
+
+def _hash_mode(
+    df: Dockerfile,
+    stage: Stage,
+    instr: Instruction,
+    read: list[Path],
+    rels: list[str],
+    stage_dir: Path,
+    spec: EnvSpec,
+) -> str | None:
+    """What puts the pip of ``instr`` that reads ``read`` in hash-checking mode, if anything."""
+    if "--require-hashes" in git_packages.shell_text(instr):
+        return f"{df.path}:{instr.start_line}'s --require-hashes"
+    if df.scope_at(stage, instr).get("PIP_REQUIRE_HASHES", "").lower() in _TRUE:
+        return f"{df.path}:{instr.start_line}'s PIP_REQUIRE_HASHES"
+    for path, rel in zip(read, rels, strict=True):
+        line = requirements_txt.hash_mode_line(read_text(path, stage_dir))
+        if line is not None:
+            return f"{checkout_path(spec, rel)}:{line}, installed with it,"
+    return None
 
 
 def pin_pipfiles(stage_dir: Path, spec: EnvSpec, *, dist: str, ref: str) -> list[Change]:
