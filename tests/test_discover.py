@@ -36,13 +36,22 @@ def test_envs_are_listed_with_why(tmp_path: Path) -> None:
         and specs["echo_env"].reason == "server/Dockerfile and README.md"
     )
     assert specs["calendar_env"].dockerfile == tmp_path / "envs/calendar_env/server/Dockerfile"
-    assert not specs["noreadme_env"].deployable and specs["noreadme_env"].reason == "no README.md"
-    assert "no a Dockerfile" in specs["nodocker_env"].reason
+    assert specs["noreadme_env"].deployable  # staging generates its card
+    assert specs["noreadme_env"].reason == (
+        "server/Dockerfile; no README.md, so staging generates the card"
+    )
+    assert not specs["nodocker_env"].deployable
+    assert specs["nodocker_env"].reason.startswith("no server/Dockerfile or Dockerfile; add one")
 
 
-def test_selection_defaults_to_deployable_envs(tmp_path: Path) -> None:
+def test_selection_defaults_to_every_env_dir_so_none_is_dropped_silently(tmp_path: Path) -> None:
     specs = discover_envs(make_checkout(tmp_path))
-    assert [s.name for s in select_envs(specs, [])] == ["calendar_env", "echo_env"]
+    assert [s.name for s in select_envs(specs, [])] == [
+        "calendar_env",
+        "echo_env",
+        "nodocker_env",
+        "noreadme_env",
+    ]
     assert [s.name for s in select_envs(specs, ["echo_env", "calendar_env", "echo_env"])] == [
         "calendar_env",
         "echo_env",

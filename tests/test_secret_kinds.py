@@ -86,6 +86,21 @@ kind(
     base64.b64encode(HF.encode()).decode(), '").decode()', "Hugging Face token (base64-encoded)",
 )
 
+# Over several lines (issue 26): a token split by a line continuation, a .netrc entry a line
+# per field. The value is the whole secret, which no single line holds.
+SPLIT_HF = "hf_" + made_up(ALNUM, 34)
+KINDS["split_env"] = (
+    "server/Dockerfile",
+    f"FROM python:3.11-slim\nENV HF_TOKEN={SPLIT_HF[:12]}\\\n{SPLIT_HF[12:]}\nCMD [\"x\"]\n",
+    2, "Hugging Face token", SPLIT_HF,
+)
+NETRC_PASSWORD = made_up(ALNUM, 12)
+KINDS["netrc_lines_env"] = (
+    "server/Dockerfile.netrc",  # a .netrc is never staged; a copy by another name is
+    f"machine pypi.example.org\nlogin alice\npassword {NETRC_PASSWORD}\n",
+    3, "netrc password", NETRC_PASSWORD,
+)
+
 
 def stage(repo: Path, tmp_path: Path, run: StageRun | None = None) -> dict[str, StagedSpace]:
     registry = PluginRegistry(get_plugin_manager(entry_points=False))

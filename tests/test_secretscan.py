@@ -179,3 +179,35 @@ def test_a_template_placeholder_in_a_url_is_no_secret(tmp_path: Path, line: str)
 )
 def test_a_password_or_token_in_a_url_is_still_found(tmp_path: Path, line: str, kinds: list[str]) -> None:
     assert [kind for _, kind in scan(tmp_path, "src/client.py", f"{line}\n".encode())] == kinds
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        (f"ENV HF_TOKEN={TOKEN[:9]}\\\n{TOKEN[9:]}\n", [(1, HF)]),
+        (f"RUN echo {TOKEN[:20]}\\\r\n    {TOKEN[20:]}\n", [(1, HF)]),
+        (f"# x\nmachine a.example.org\n  login bob\n  password {TOKEN[3:15]}\n", [(4, "netrc password")]),
+        (f"machine a.example.org\naccount x login bob\npassword {TOKEN[3:15]}\n", [(3, "netrc password")]),
+    ],
+)
+def test_a_secret_over_several_lines_is_found_and_redacted_on_each(
+    tmp_path: Path, text: str, found: list[tuple[int, str]]
+) -> None:
+    assert scan(tmp_path, "Dockerfile", text.encode()) == found
+    redacted, kinds = Scanner().redact(text)
+    assert len(kinds) == 1
+    assert TOKEN[3:15] not in redacted and TOKEN[20:] not in redacted and TOKEN[9:] not in redacted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RUN pip install a \\\n    b \\\n    c\n",  # continuations without a secret
+        "machine learning\npassword reset links expire\n",  # prose: no login, no netrc entry
+        "machine a.example.org\nlogin bob\npassword $NETRC_PASSWORD\n",  # a placeholder
+    ],
+)
+def test_continued_lines_and_netrc_words_without_a_secret_find_nothing(
+    tmp_path: Path, text: str
+) -> None:
+    assert scan(tmp_path, "notes.txt", text.encode()) == []

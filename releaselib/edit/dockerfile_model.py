@@ -136,10 +136,25 @@ class Dockerfile:
         ``OPENENV_BASE_ENV`` for an openenv-base image, and nothing for any other image.
         """
         stage = self.stage(ref)
-        env = dict(self._base_env(stage) if base_env is None else base_env)
+        base = self._base_env(stage) if base_env is None else base_env
+        return self._scope(stage, base, None)[1]
+
+    def scope_at(self, ref: StageRef, at: Instruction) -> dict[str, str]:
+        """The ARG defaults and ENV values in force at ``at``, as a RUN there expands them."""
+        stage = self.stage(ref)
+        args, env = self._scope(stage, self._base_env(stage), at)
+        return {**args, **env}
+
+    def _scope(
+        self, stage: Stage, base_env: Mapping[str, str], until: Instruction | None
+    ) -> tuple[dict[str, str], dict[str, str]]:
+        """(args, env) after the stage's ARG and ENV instructions before ``until`` (all)."""
+        env = dict(base_env)
         args: dict[str, str] = {}
         globals_ = self.args()
         for instr in self.stage_instructions(stage)[1:]:
+            if until is not None and instr.index >= until.index:
+                break
             if instr.cmd == "ARG":
                 for name, default in arg_defaults(instr, {**args, **env}, self.escape).items():
                     value = default if default is not None else globals_.get(name)
@@ -148,7 +163,7 @@ class Dockerfile:
             elif instr.cmd == "ENV":
                 scope = {**args, **env}
                 env.update({k: expand(v, scope, self.escape) for k, v in key_values(instr)})
-        return env
+        return args, env
 
     def workdir(self, ref: StageRef = None, at: Instruction | None = None) -> str | None:
         """The WORKDIR in force at ``at`` (default: the stage's end); None if none is set."""

@@ -35,24 +35,30 @@ _VALUE_OPTIONS = _INCLUDES | frozenset({"-e", "--editable", "-t", "--target", "-
 
 
 def run_installs(df: Dockerfile, stage: Stage, instr: Instruction) -> Iterator[tuple[str, str]]:
-    """(kind, image path) for each file or project a RUN installs from, ENV/ARG expanded."""
+    """(kind, image path) for each file or project a RUN installs from, with the ARG defaults
+    and ENV values in force there expanded."""
     from releaselib.edit import shell_reader  # lazily: tomlkit and packaging load slowly
 
-    scope = df.stage_env(stage)
+    scope = df.scope_at(stage, instr)
     cwd = df.workdir(stage, at=instr) or "/"
-    for words in shell_reader.simple_commands(shell_text(instr)):
+    for words in shell_reader.shell_commands(shell_text(instr)):
         words = shell_reader.command_words(words)
         if words[:1] == ["cd"] and len(words) == 2:
             cwd = posixpath.join(cwd, expand(words[1], scope))
-        for kind, path in _installed(words):
+        for kind, path in installed(words):
             yield kind, posixpath.normpath(posixpath.join(cwd, expand(path, scope)))
 
 
-def _installed(words: list[str]) -> Iterator[tuple[str, str]]:
-    """("requirements"|"constraints"|"project", path) for each file or project a command
-    installs: pip (any, ``python -m pip``), ``uv pip install|sync`` and ``uv sync``."""
+def installed(words: list[str]) -> Iterator[tuple[str, str]]:
+    """("requirements"|"constraints"|"project"|"pipfile", path) for each file or project a
+    command installs: pip (any, ``python -m pip``), ``uv pip install|sync``, ``uv sync`` and
+    ``pipenv install|sync|update`` (the ``Pipfile`` of its folder)."""
     if len(words) > 2 and _PYTHON.fullmatch(words[0]) and words[1] == "-m":
         words = words[2:]
+    if words[:1] and words[0].rsplit("/", 1)[-1] == "pipenv":
+        if any(w in ("install", "sync", "update") for w in words[1:]):
+            yield "pipfile", "Pipfile"
+        return
     if words and _UV.fullmatch(words[0]):
         at = 1
         while at < len(words) and words[at].startswith("-"):

@@ -15,7 +15,8 @@ code than the one the release verifies. Decisions:
 - ``[tool.uv.sources]`` entries for OpenEnv (uv prefers them over the requirement) become a git
   source at the ref: a git source at another rev is re-pointed, a path source replaced.
 - Editable OpenEnv git URLs (``-e git+...``) are installed non-editable at the ref; an
-  OpenEnv wheel or sdist (a PyPI URL, a local path) is code from PyPI and pinned too.
+  OpenEnv wheel or sdist (a PyPI URL, a local path) is code from PyPI and pinned too, and so
+  is an archive of the OpenEnv repository (``https://github.com/.../OpenEnv/archive/main.zip``).
 - Constraints take no URL or extras: an OpenEnv line of a file read only through ``-c``, and
   an OpenEnv entry of ``[tool.uv] constraint-dependencies``, is removed (recorded).
 - Poetry dependencies on OpenEnv become ``{git, rev, extras}`` tables; a ``setup.py`` or
@@ -54,6 +55,14 @@ OPENENV_URL = re.compile(
 # A wheel or sdist of an OpenEnv distribution: a PyPI URL, a file URL or a local path.
 OPENENV_ARCHIVE = re.compile(
     r"(?:[^\s;]*/)?openenv(?:[_-]core)?-\d[^/\s;]*\.(?:whl|tar\.gz|zip)(?:#[^\s;]*)?",
+    re.IGNORECASE,
+)
+
+
+# An archive of the OpenEnv repository itself (a branch, tag or commit), as GitHub serves it.
+OPENENV_REPO_ARCHIVE = re.compile(
+    r"https?://(?:codeload\.)?github\.com/(?:huggingface|meta-pytorch)/openenv(?:\.git)?/"
+    r"(?:archive|zip|tar\.gz|legacy\.zip|legacy\.tar\.gz)/[^\s;]+",
     re.IGNORECASE,
 )
 
@@ -142,8 +151,12 @@ def bare_openenv_url(spec: str) -> tuple[str | None, str | None] | None:
 
 
 def _is_archive(url: str) -> bool:
-    """True if ``url`` is a wheel or sdist of an OpenEnv distribution (a path or any URL)."""
-    return OPENENV_ARCHIVE.fullmatch(url.strip().removeprefix("file://")) is not None
+    """True if ``url`` is a wheel or sdist of an OpenEnv distribution (a path or any URL), or
+    an archive of the OpenEnv repository."""
+    url = url.strip()
+    if OPENENV_REPO_ARCHIVE.fullmatch(url):
+        return True
+    return OPENENV_ARCHIVE.fullmatch(url.removeprefix("file://")) is not None
 
 
 def parse_requirement(spec: str) -> Requirement | None:
@@ -188,6 +201,8 @@ def why_pinned(before: str, ref: str, *, tool_pin: bool = False) -> str:
     url = OPENENV_URL.search(before) if bare is not None else None
     if bare is not None and url is None:
         archive = before.partition(";")[0].strip()
+        if OPENENV_REPO_ARCHIVE.fullmatch(archive):
+            return f"an OpenEnv repository archive ({archive}) is not the ref; pinned to {ref}"
         return f"an OpenEnv release archive ({archive}) is PyPI's code; pinned to {ref}"
     if bare is None:
         req = Requirement(before)

@@ -12,6 +12,7 @@ from releaselib.edit.requirement import (
     rewrite_at,
     why_pinned,
 )
+from releaselib.errors import StageError
 from releaselib.records import Change
 
 _HASH_OPTION = re.compile(r"[ \t]+--hash[= ]\S+")
@@ -39,7 +40,9 @@ def rewrite_requirements_txt(
     """Pin OpenEnv lines of a requirements file; comments, options and line endings stay.
 
     Lines continued with a backslash are read joined, as pip reads them; a rewritten one
-    becomes a single line without its ``--hash`` options. An editable OpenEnv git URL
+    becomes a single line without its ``--hash`` options. When another line keeps a hash (or
+    the file says ``--require-hashes``), pip would refuse the unhashable git URL: StageError
+    naming the line. An editable OpenEnv git URL
     (``-e git+...``) becomes the pinned, non-editable requirement. In a constraints file
     (``constraints=True``, a file read only through ``-c``) an OpenEnv line is removed: pip
     refuses URLs and extras in constraints, and the requirement itself is pinned.
@@ -47,6 +50,7 @@ def rewrite_requirements_txt(
     lines = text.split("\n")
     out: list[str] = []
     changes: list[Change] = []
+    hashed: list[int] = []  # lines that keep pip in hash-checking mode
     for number, group, joined in _logical_lines(lines):
         start, end = requirement_span(joined)
         spec = joined[start:end]
@@ -54,10 +58,12 @@ def rewrite_requirements_txt(
         if editable is not None:
             spec = editable.group("value")
         if not spec or spec.startswith("-"):
+            hashed += [number] if _REQUIRE_HASHES.match(joined) else []
             out += group
             continue
         new = rewrite_at(spec, path, number, dist=dist, ref=ref)
         if new is None:
+            hashed += [number] if _HASH_OPTION.search(joined[end:]) else []
             out += group
             continue
         before = joined[start:end]
@@ -76,7 +82,28 @@ def rewrite_requirements_txt(
         if kept != rest:
             why += "; its --hash options (for a PyPI file) dropped"
         changes.append(Change(path, number, before, new, why))
+    if hashed and changes and not constraints:
+        raise StageError(
+            f"{path}:{changes[0].line}: pins {changes[0].before!r} to the release's git URL, "
+            f"which pip cannot hash-check, and line {hashed[0]} puts pip in hash-checking mode "
+            "(it refuses a mix of hashed and unhashed requirements)",
+            remedy="install OpenEnv from a separate requirements file without --hash, or "
+            "generate this one without hashes",
+        )
     return "\n".join(out), changes
+
+
+_REQUIRE_HASHES = re.compile(r"\s*--require-hashes\b")
+
+
+def hash_mode_line(text: str) -> int | None:
+    """The first line of a requirements text that puts pip in hash-checking mode (a
+    ``--hash`` option, ``--require-hashes``), if any."""
+    for number, _, joined in _logical_lines(text.split("\n")):
+        _, end = requirement_span(joined)
+        if _REQUIRE_HASHES.match(joined) or _HASH_OPTION.search(joined[end:]):
+            return number
+    return None
 
 
 #: The comment ``pin`` puts after a requirements-file line it pinned.
@@ -101,17 +128,22 @@ def _logical_lines(lines: list[str]) -> Iterator[tuple[int, list[str], str]]:
 
 def includes(text: str) -> list[tuple[str, str]]:
     """(option, file) for each file a requirements text reads: option is ``-r`` or ``-c``."""
+    return [(option, file) for _, option, file in include_lines(text)]
+
+
+def include_lines(text: str) -> list[tuple[int, str, str]]:
+    """(line, option, file) for each file a requirements text reads (``-r`` or ``-c``)."""
     found = []
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), start=1):
         words = re.split(r"(?:^|\s)#", line, maxsplit=1)[0].split()
         for i, word in enumerate(words):
             name, eq, value = word.partition("=")
             if name in _INCLUDE_OPTIONS and eq:
-                found.append((_short(name), value))
+                found.append((number, _short(name), value))
             elif word in _INCLUDE_OPTIONS and i + 1 < len(words):
-                found.append((_short(word), words[i + 1]))
+                found.append((number, _short(word), words[i + 1]))
             elif word.startswith(("-r", "-c")) and len(word) > 2 and word[2] != "-":
-                found.append((word[:2], word[2:]))
+                found.append((number, word[:2], word[2:]))
     return found
 
 

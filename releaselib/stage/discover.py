@@ -42,34 +42,29 @@ def env_dockerfile(env_dir: Path) -> Path | None:
 
 
 def describe_env(env_dir: Path) -> EnvSpec:
-    """An EnvSpec for one directory under ``envs/``, deployable or not and why."""
+    """An EnvSpec for one directory under ``envs/``, deployable or not and why. An env needs a
+    Dockerfile and a valid name; without a README, staging generates the Space card."""
     dockerfile = env_dockerfile(env_dir)
     readme = env_dir / "README.md"
     has_readme = readme.is_file()
-    missing = [
-        what
-        for what, present in (
-            ("a Dockerfile (server/Dockerfile or Dockerfile)", dockerfile is not None),
-            ("README.md", has_readme),
-        )
-        if not present
-    ]
-    reason = (
-        "no " + " and no ".join(missing)
-        if missing
-        else (f"{dockerfile.relative_to(env_dir)} and README.md" if dockerfile else "")
-    )
+    deployable = dockerfile is not None
+    if dockerfile is None:
+        reason = "no server/Dockerfile or Dockerfile; add one, or move the folder out of envs/"
+    elif has_readme:
+        reason = f"{dockerfile.relative_to(env_dir)} and README.md"
+    else:
+        reason = f"{dockerfile.relative_to(env_dir)}; no README.md, so staging generates the card"
     try:
         check_env_name(env_dir.name)
     except ValueError as exc:  # never staged: its name would end up in Space ids and paths
-        missing.append("a valid name")
+        deployable = False
         reason = f"{exc}; rename the directory"
     return EnvSpec(
         name=env_dir.name,
         path=env_dir,
         dockerfile=dockerfile,
         readme=readme if has_readme else None,
-        deployable=not missing,
+        deployable=deployable,
         reason=reason,
     )
 
@@ -86,6 +81,14 @@ def discover_envs(repo: Path) -> list[EnvSpec]:
     ]
 
 
+def _valid_name(name: str) -> bool:
+    try:
+        check_env_name(name)
+    except ValueError:
+        return False
+    return True
+
+
 def check_env_flags(names: Iterable[str]) -> list[str]:
     """``--env`` names, deduplicated; one that is not a valid env name is a UsageError."""
     wanted = list(dict.fromkeys(names))
@@ -98,8 +101,10 @@ def check_env_flags(names: Iterable[str]) -> list[str]:
 
 
 def select_envs(specs: Iterable[EnvSpec], names: Iterable[str]) -> list[EnvSpec]:
-    """The specs named in ``names`` (all deployable ones when empty, and at least one), in
-    checkout order.
+    """The specs named in ``names`` (every env dir when empty, at least one of them
+    deployable), in checkout order. An env that is not deployable stays in, so staging names
+    it as failed with the reason, never dropping it without a word; only a directory whose
+    name can be no Space id is left to ``envs`` to name.
 
     A name that is not a valid env name, or an unknown one, is a UsageError naming ``--env``
     (an unknown one with the closest names).
@@ -107,13 +112,12 @@ def select_envs(specs: Iterable[EnvSpec], names: Iterable[str]) -> list[EnvSpec]
     specs = list(specs)
     wanted = check_env_flags(names)
     if not wanted:
-        deployable = [s for s in specs if s.deployable]
-        if not deployable:
+        if not any(s.deployable for s in specs):
             raise UsageError(
                 f"no deployable env under envs/ ({len(specs)} env dirs)",
                 remedy="run `openenv-release envs` to see why each is not, or check --repo",
             )
-        return deployable
+        return [s for s in specs if s.deployable or _valid_name(s.name)]
     by_name = {s.name: s for s in specs}
     unknown = [n for n in wanted if n not in by_name]
     if unknown:

@@ -3,11 +3,12 @@
 Staging turns OpenEnv requirements into ``git+https://`` URLs, and neither the openenv-base
 image nor ``python:*-slim`` ships git. A RUN needs git when it installs a git+ requirement:
 named on its command line, in a requirements file it reads with ``-r``/``-c`` (followed through
-nested ``-r``/``-c``), or in the pyproject of a project it installs (``uv sync``, ``pip install .``,
-``pip install ./path``). Files are found in the staged tree by following the stage's COPYs back
-from the RUN's working directory (ENV/ARG expanded); an install that cannot be followed to a
-file (a bind mount, a variable) needs git when the tree names any git+ requirement, and a RUN
-that removes git leaves the RUNs after it without. The staging rewrite (``rewrite_for_space``
+nested ``-r``/``-c``), in the pyproject of a project it installs (``uv sync``, ``pip install .``,
+``pip install ./path``), or in the ``Pipfile`` that ``pipenv install`` reads. Files are found in
+the staged tree by following the stage's COPYs back from the RUN's working directory (ENV/ARG
+expanded); an install that cannot be followed to a file (a bind mount, a variable) needs git
+when the tree names any git+ requirement, and a RUN that removes git leaves the RUNs after it
+without. The staging rewrite (``rewrite_for_space``
 with a context) and the ``git-for-git-deps`` check both use :func:`missing_git`, so the check
 proves the fix; the fix itself is ``releaselib.edit.git_packages.install_git``.
 """
@@ -24,6 +25,7 @@ from releaselib.dockerfile_syntax.parse import Copy, Instruction, Stage
 from releaselib.edit.dockerfile_model import Dockerfile
 from releaselib.edit.git_packages import git_after, git_at_start, installs_git, shell_text
 from releaselib.edit.install_sources import run_installs
+from releaselib.errors import StageError
 
 _GIT_URL = re.compile(r"git\+(?:https?|ssh|git|file)://\S+")
 
@@ -83,7 +85,12 @@ def tree_git_requirement(root: Path) -> str | None:
 def installed_files(df: Dockerfile, root: Path) -> list[Path]:
     """Every requirements file and pyproject in ``root`` that a RUN of ``df`` installs from,
     with the files those requirements files include through ``-r``/``-c``."""
-    found = [f for _, file in installed_from(df, root) for f in with_includes(file)]
+    found = [
+        f
+        for kind, file in installed_from(df, root)
+        if kind != "pipfile"
+        for f in with_includes(file)
+    ]
     return list(dict.fromkeys(found))
 
 
@@ -168,6 +175,14 @@ def _file_need(found: Path, kind: str, root: Path, seen: set[Path]) -> str | Non
         return None
     seen.add(found)
     shown = found.relative_to(root).as_posix()
+    if kind == "pipfile":
+        from releaselib.edit import pipfile
+
+        try:
+            need = pipfile.git_entry(found.read_text(encoding="utf-8"), shown)
+        except (OSError, UnicodeDecodeError, StageError):
+            return None
+        return f"{shown}'s {need}" if need else None
     if found.suffix == ".toml":
         need = pyproject_git_requirement(found)
         return f"{shown}'s {need}" if need else None

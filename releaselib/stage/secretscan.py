@@ -13,7 +13,9 @@ template placeholder naming a variable (``{self.password}``, ``${PASSWORD}``, ``
 in OpenEnv's ``src/openenv/core/tools/git_server_client.py``) is no secret; anything more in it
 (``{Xk9v}Q2m``, ``<Pr0d-P4ss>``...) still is, and a token inside one is found by its own
 detector. A quick pass over the whole text (the detectors' patterns, the catalog) picks the lines
-worth a detect-secrets scan; a finding names the file, the line and the kind, never the value.
+worth a detect-secrets scan; secrets over several lines (``secret_spans``: a token split by a
+line continuation, a ``.netrc`` entry a line per field) are found too. A finding names the file,
+the line and the kind, never the value.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ import logging
 import re
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from detect_secrets.settings import get_plugins, get_settings, transient_setting
 from releaselib.errors import redact
 from releaselib.records import SecretFinding
 from releaselib.stage import rule_catalog, token_detectors
+from releaselib.stage.secret_spans import NEWLINE, Hit, covered, multiline_hits
 from releaselib.stage.unpack import texts
 
 #: detect-secrets' detectors of a provider's token format that need no keyword context: none
@@ -98,7 +100,6 @@ BASE64_OF_TEXT = (re.compile("[A-Z]"), re.compile("[a-z]"), re.compile("[0-9+/]"
 TOKEN_CHARS = re.compile(r"[\w-]*", re.ASCII)
 #: What a redaction keeps of a token: a well-known public prefix, never part of a password.
 PREFIX = re.compile(r"(?:hf|api_org|gh[pousr]|github_pat|glpat|sk|xox[abpors]|npm|pypi|tvly)[_-]")
-NEWLINE = re.compile(r"\r\n|\r|\n")
 LOCK = threading.RLock()
 
 Key = tuple[str, int, int]
@@ -152,13 +153,21 @@ class Scanner:
 
     def scan_text(self, rel: str, text: str) -> Iterator[SecretFinding]:
         for hit in self.hits(text):
-            digest = hashlib.sha256(hit.value.encode()).hexdigest()
-            yield SecretFinding(rel, hit.line, hit.kind, sha256=digest)
+            if not hit.continued:
+                digest = hashlib.sha256(hit.value.encode()).hexdigest()
+                yield SecretFinding(rel, hit.line, hit.kind, sha256=digest)
 
     def hits(self, text: str) -> list[Hit]:
-        """Each secret in ``text``: where it is and what detected it. A quick pass over the
-        whole text (the detectors' patterns, the catalog, decodable base64 literals) picks the
-        lines that detect-secrets scans."""
+        """Each secret in ``text``: those in a line (``line_hits``), a token split over a line
+        continuation (``hf_abc\\`` then ``def...``), and a ``.netrc`` entry over several lines."""
+        found = self.line_hits(text)
+        found += [h for h in multiline_hits(text, self.line_hits) if not covered(h, found)]
+        return found
+
+    def line_hits(self, text: str) -> list[Hit]:
+        """Each secret in a line of ``text``: where it is and what detected it. A quick pass over
+        the whole text (the detectors' patterns, the catalog, decodable base64 literals) picks
+        the lines that detect-secrets scans."""
         literals = [
             (m.start(), m.end(), decoded)
             for m in BASE64.finditer(text)
@@ -235,7 +244,7 @@ class Scanner:
                 prefix = None if encoded else PREFIX.match(line, start, end)
                 line = line[:start] + (prefix.group() if prefix else "") + "***" + line[end:]
             parts[2 * (number - 1)] = line
-        kinds = [h.kind for h in hits]
+        kinds = [h.kind for h in hits if not h.continued]
         text = "".join(parts)
         for shape in (KEY_IN_PROSE, ASSIGNED):
             found = [m for m in shape.finditer(text) if _keylike(m.group("rest"))]
@@ -243,18 +252,6 @@ class Scanner:
                 text = text[: m.start()] + m.group("prefix") + "***" + text[m.end() :]
             kinds += ["key shape in prose"] * len(found)
         return text, kinds
-
-
-@dataclass(frozen=True)
-class Hit:
-    """A secret in a text: its line (from 1), kind and value, and the span of that line it
-    covers (the whole token, or the base64 literal that hides it)."""
-
-    line: int
-    kind: str
-    value: str
-    start: int
-    end: int
 
 
 def distinct(hits: list[Hit]) -> list[Hit]:

@@ -8,13 +8,18 @@ from pathlib import Path
 
 from releaselib import env_facts
 from releaselib.config import ReleaseConfig
+from releaselib.dockerfile_syntax.parse import Instruction, Stage
 from releaselib.edit import (
+    git_packages,
+    pipfile,
     pyproject_deps,
     readme,
     requirements_txt,
+    unpinnable_installs,
     unrewritable_manifests,
 )
 from releaselib.edit.dockerfile_model import Dockerfile
+from releaselib.edit.install_sources import run_installs
 from releaselib.errors import StageError
 from releaselib.records import Change, EnvSpec
 from releaselib.stage import git_needs
@@ -85,6 +90,8 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
         unrewritable_manifests.check_conda_environment(
             read_text(env_file, stage_dir), path=rel, **pin
         )
+    check_installs(original, spec, stage_dir)
+    changes += pin_pipfiles(stage_dir, spec, **pin)
     files = staged_requirement_files(original, spec, stage_dir)
     constraints = git_needs.constraint_only(original, stage_dir, files)
     for file in files:
@@ -99,6 +106,7 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
                     t, path=p, constraints=c, dist=config.dist, ref=config.ref
                 ),
             )
+    check_hash_modes(original, spec, stage_dir, changes)
     new, dockerfile_changes = rewrite_for_space(  # change lines are lines of the staged file
         text, path="Dockerfile", base_image=config.base_image, context=stage_dir, **pin
     )
@@ -108,6 +116,117 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
         synthesize_legacy_core(stage_dir)
     changes += stage_readme(config, spec, stage_dir)
     return changes
+
+
+def check_installs(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> None:
+    """StageError for the first install of ``df`` (a RUN, or a ``-r``/``-c`` of a requirements
+    file it reads) whose OpenEnv staging cannot pin (``unpinnable_installs``)."""
+    unpinnable_installs.check_installs(
+        df, lambda stage, _, path: git_needs.in_tree(df, stage, path, stage_dir) is not None
+    )
+    for read in git_needs.installed_files(df, stage_dir):
+        if read.suffix == ".toml":
+            continue
+        folder = read.parent
+
+        def exists(include: str, folder: Path = folder) -> bool:
+            return _staged_file(folder / include, stage_dir)
+
+        unpinnable_installs.check_includes(
+            read_text(read, stage_dir),
+            path=checkout_path(spec, read.relative_to(stage_dir).as_posix()),
+            exists=exists,
+        )
+
+
+def check_hash_modes(df: Dockerfile, spec: EnvSpec, stage_dir: Path, changes: list[Change]) -> None:
+    """StageError when a RUN installs requirements files of which one now holds the release's
+    git URL while pip is in hash-checking mode (another file's ``--hash``, ``--require-hashes``
+    in a file, on the command line or as ``PIP_REQUIRE_HASHES``): pip cannot hash a git URL."""
+    pinned: dict[str, Change] = {}
+    for change in changes:
+        if change.after:  # a dropped constraint is no git URL
+            pinned.setdefault(change.file, change)
+    for stage in df.stages:
+        for instr in df.stage_instructions(stage):
+            if instr.cmd != "RUN":
+                continue
+            for kind, path in run_installs(df, stage, instr):
+                file = git_needs.in_tree(df, stage, path, stage_dir)
+                if kind != "requirements" or file is None:
+                    continue
+                read = [f for f in git_needs.with_includes(file) if f.suffix != ".toml"]
+                rels = [f.relative_to(stage_dir).as_posix() for f in read]
+                pin = next((pinned[r] for r in rels if r in pinned), None)
+                if pin is None:
+                    continue
+                mode = _hash_mode(df, stage, instr, read, rels, stage_dir, spec)
+                if mode is not None:
+                    raise StageError(
+                        f"{checkout_path(spec, pin.file)}:{pin.line}: pins {pin.before!r} to the "
+                        f"release's git URL, which pip cannot hash-check, and {mode} puts pip in "
+                        "hash-checking mode",
+                        remedy="install OpenEnv in a pip install of its own, or generate the "
+                        "requirements without hashes",
+                    )
+
+
+#: What pip reads as true in an environment variable.
+_TRUE = frozenset({"1", "true", "yes", "on"})
+
+
+def _hash_mode(
+    df: Dockerfile,
+    stage: Stage,
+    instr: Instruction,
+    read: list[Path],
+    rels: list[str],
+    stage_dir: Path,
+    spec: EnvSpec,
+) -> str | None:
+    """What puts the pip of ``instr`` that reads ``read`` in hash-checking mode, if anything."""
+    if "--require-hashes" in git_packages.shell_text(instr):
+        return f"{df.path}:{instr.start_line}'s --require-hashes"
+    if df.scope_at(stage, instr).get("PIP_REQUIRE_HASHES", "").lower() in _TRUE:
+        return f"{df.path}:{instr.start_line}'s PIP_REQUIRE_HASHES"
+    for path, rel in zip(read, rels, strict=True):
+        line = requirements_txt.hash_mode_line(read_text(path, stage_dir))
+        if line is not None:
+            return f"{checkout_path(spec, rel)}:{line}, installed with it,"
+    return None
+
+
+def pin_pipfiles(stage_dir: Path, spec: EnvSpec, *, dist: str, ref: str) -> list[Change]:
+    """Pin OpenEnv in every ``Pipfile`` outside ``src/``; a ``Pipfile.lock`` that locks another
+    OpenEnv is a StageError naming it (staging cannot lock again)."""
+    changes: list[Change] = []
+    for file in _outside_src(stage_dir, "Pipfile"):
+        changes += rewrite_file(
+            file, stage_dir, lambda t, p: pipfile.rewrite_pipfile(t, path=p, dist=dist, ref=ref)
+        )
+    for lock in _outside_src(stage_dir, "Pipfile.lock"):
+        rel = checkout_path(spec, lock.relative_to(stage_dir).as_posix())
+        pipfile.check_pipfile_lock(read_text(lock, stage_dir), path=rel, ref=ref)
+    return changes
+
+
+def checkout_path(spec: EnvSpec, rel: str) -> str:
+    """Where a staged file comes from in the checkout: the env's files are staged twice, at
+    the root and under ``envs/<env>/``; errors name the checkout's file."""
+    return rel if rel.split("/", 1)[0] in ("envs", "src") else f"envs/{spec.name}/{rel}"
+
+
+def _staged_file(path: Path, stage_dir: Path) -> bool:
+    resolved = path.resolve()
+    return resolved.is_relative_to(stage_dir.resolve()) and resolved.is_file()
+
+
+def _outside_src(stage_dir: Path, name: str) -> list[Path]:
+    return [
+        p
+        for p in sorted(stage_dir.rglob(name))
+        if p.is_file() and p.relative_to(stage_dir).parts[0] != "src"
+    ]
 
 
 def staged_requirement_files(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> list[Path]:

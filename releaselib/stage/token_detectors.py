@@ -120,3 +120,25 @@ class NetrcPasswordDetector(ContextDetector):
 
     secret_type = "netrc password"
     denylist = (re.compile(r"machine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(\S{6,})"),)
+
+
+#: A ``.netrc`` entry over any lines: ``machine <host>`` (or ``default``) as words, then
+#: its ``login`` and ``account`` in any order, then ``password <secret>``.
+NETRC_ENTRY = re.compile(
+    r"(?<!\S)(?:machine[ \t]+\S+|default)(?P<fields>(?:\s+(?:login|account)\s+\S+)+)"
+    r"\s+password\s+(\S+)"
+)
+
+
+def netrc_passwords(text: str) -> list[tuple[int, int]]:
+    """The span of each ``.netrc`` password in ``text`` whose entry spans lines (one on the
+    ``machine`` line is the detector's) and names a ``login`` (prose such as "machine
+    learning" then "password reset" does not); a placeholder (few distinct characters,
+    ``$VAR``) is none."""
+    return [
+        m.span(2)
+        for m in NETRC_ENTRY.finditer(text)
+        if re.search(r"\blogin\s", m["fields"])
+        if "\n" in text[m.start() : m.start(2)] or "\r" in text[m.start() : m.start(2)]
+        if len(set(m.group(2))) >= MIN_DISTINCT_NAMED and not m.group(2).startswith(("$", "{", "<"))
+    ]

@@ -296,7 +296,25 @@ def test_rewrite_requirements_txt_continued_editable_and_archive_golden() -> Non
     text = (GOLDEN / "requirements_hashed.txt").read_text()
     new, changes = rewrite_requirements_txt(text, path="requirements.txt", dist="openenv", ref=REF)
     check_golden("requirements_hashed.txt", new, changes)
-    assert "--hash=sha256:1111" not in new and "--hash=sha256:3333" in new
+    assert "--hash" not in new
+
+
+@pytest.mark.parametrize(
+    ("text", "mode_line"),
+    [
+        ("fastapi==0.110.0 \\\n    --hash=sha256:0000\nopenenv-core==0.2.1 --hash=sha256:1\n", 1),
+        ("--require-hashes\nopenenv-core==0.2.1\n", 1),
+    ],
+)
+def test_rewrite_requirements_txt_in_hash_checking_mode_is_an_error(
+    text: str, mode_line: int
+) -> None:
+    """pip cannot hash a git URL, and refuses unhashed lines beside hashed ones."""
+    with pytest.raises(StageError) as raised:
+        rewrite_requirements_txt(text, path="r.txt", dist="openenv", ref=REF)
+    line = text.split("\n").index(next(x for x in text.split("\n") if "openenv" in x)) + 1
+    assert str(raised.value).startswith(f"r.txt:{line}: pins 'openenv-core==0.2.1' to the ")
+    assert f"line {mode_line} puts pip in hash-checking mode" in str(raised.value)
 
 
 def test_rewrite_requirements_txt_drops_openenv_from_a_constraints_file() -> None:
