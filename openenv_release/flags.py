@@ -17,8 +17,8 @@ RELEASE_STEPS = "stage, deploy, verify, promote, collection, pin, report"
 FLAG_HELP = {
     "repo": "OpenEnv checkout (default: OPENENV_RELEASE_REPO, else the current directory if it "
     "is one)",
-    "env": "env to work on (repeatable; default: every deployable env)",
-    "all": "every deployable env (the default when no --env is given)",
+    "env": "env to work on (repeatable; default: every env folder, one that cannot deploy named with its reason)",
+    "all": "every env folder (the default when no --env is given)",
     "version": "release version (default: the checkout's pyproject version)",
     "namespace": "Hub namespace of the Spaces (default: openenv)",
     "suffix": "Space suffix (default: -<version>)",
