@@ -55,7 +55,7 @@ SPACES: dict[str, tuple[str, dict[str, str], dict[str, str]]] = {
         {
             "MISSING_MESSAGE": "E2B_API_KEY and SERPER_API_KEY are not set, no CUDA GPU, cannot "
             "reach Gitea, CARLA, Unity, SUMO, MiniWoB, OpenSpiel, Terminal-Bench-2, GPT-2, NLTK, "
-            "OpenGL, OpenApps, Julia or snorkelai/finqa-data"
+            "OpenGL, OpenApps, Julia, Snowflake/AgentWorldModel-1K or snorkelai/finqa-data"
         },
     ),
 }

@@ -231,3 +231,16 @@ def test_a_422_naming_a_field_of_our_action_or_one_we_left_out_is_ours() -> None
     assert _error_locations(bad, sent) == "at counter"
     assert _error_locations(missing, sent) == "at amount"
     assert _error_locations(theirs, sent) is None
+
+
+def test_a_need_named_past_the_verdicts_line_is_still_matched() -> None:
+    """The verdict says an error in one short line; the declared needs are matched against all
+    of it (a traceback names the missing key late)."""
+    from releaselib.verify.usable import LINE, error_in, needs_named
+
+    answer = {"observation": {"error": "x" * LINE + " E2B_API_KEY is not set"}, "done": False}
+    line = error_in(answer)
+    assert line is not None and len(line) <= LINE + len("error: ")
+    assert needs_named(line, ("secret E2B_API_KEY",)) == ()
+    whole = error_in(answer, whole=True)
+    assert whole is not None and needs_named(whole, ("secret E2B_API_KEY",)) == ("secret E2B_API_KEY",)

@@ -193,7 +193,8 @@ class _Episode:
                 f"({error}); fix the probe: give the env's plugin a step probe",
                 our_error=True,
             )
-        raise self._error(f"{what} answered {ERROR_OBSERVATION}{error}", error)
+        whole = error_in(answer.data, first_reset=what.endswith("/reset"), whole=True)
+        raise self._error(f"{what} answered {ERROR_OBSERVATION}{error}", whole or error)
 
     def _error(self, said: str, error: str) -> Stop:
         """FAIL for the env's own error; INCONCLUSIVE naming the declared needs it reports."""

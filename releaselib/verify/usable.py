@@ -80,17 +80,21 @@ _INVALID_PARAMS = re.compile(r"-32602|invalid params|input validation error", re
 _VALIDATION = re.compile(r"validation error|input should be", re.IGNORECASE)
 
 
+#: How long an error is when said in a verdict.
+LINE = 200
+
 def is_observation(answer: Any) -> bool:
     """Whether ``answer`` holds an ``observation`` object (a string, list or null is none)."""
     return isinstance(answer, Mapping) and isinstance(answer.get("observation"), Mapping)
 
 
-def error_in(answer: Any, *, first_reset: bool = False) -> str | None:
-    """The error an answer carries (one line), or None when it is usable data. ``answer`` is the
-    body of a ``reset``/``step`` answer: ``{"observation": …, "done": …, "metadata": …}``."""
+def error_in(answer: Any, *, first_reset: bool = False, whole: bool = False) -> str | None:
+    """The error an answer carries (one line, or ``whole``: every word of it, for matching
+    needs), or None when it is usable data. ``answer`` is the body of a ``reset``/``step``
+    answer: ``{"observation": …, "done": …, "metadata": …}``."""
     if not is_observation(answer):
         return "no observation"
-    for found in _errors(answer):
+    for found in _errors(answer, limit=None if whole else LINE):
         return found
     observation = answer["observation"]
     code = _exit_code(observation)
@@ -147,31 +151,31 @@ def _word(word: str, text: str) -> bool:
     )
 
 
-def _errors(value: Any, depth: int = 0) -> Iterator[str]:
-    """Every error ``value`` reports, at any depth."""
+def _errors(value: Any, depth: int = 0, *, limit: int | None = None) -> Iterator[str]:
+    """Every error ``value`` reports, at any depth, each cut to ``limit`` characters."""
     if depth > 12:
         return
     if isinstance(value, str):
         if _REPORTED_ERROR.match(value):
-            yield f"tool error: {_text(value)}"
+            yield f"tool error: {_text(value, limit)}"
         return
     if isinstance(value, list):
         for item in value:
-            yield from _errors(item, depth + 1)
+            yield from _errors(item, depth + 1, limit=limit)
         return
     if not isinstance(value, Mapping):
         return
     for key, item in value.items():
         if re.sub(r"[^a-z]", "", str(key).lower()) in ERROR_KEYS and _set(item):
-            yield f"{key}: {_text(_message(value) if item is True else item)}"
+            yield f"{key}: {_text(_message(value) if item is True else item, limit)}"
     status = value.get("status")
     if isinstance(status, str) and status.lower() in _FAILED_STATUS:
-        yield f"status {status}: {_text(_message(value))}"
+        yield f"status {status}: {_text(_message(value), limit)}"
     message = _message(value)
     if message and any(value.get(k) is False for k in ("success", "ok")):
-        yield f"not successful: {_text(message)}"
+        yield f"not successful: {_text(message, limit)}"
     for item in value.values():
-        yield from _errors(item, depth + 1)
+        yield from _errors(item, depth + 1, limit=limit)
 
 
 def _set(value: Any) -> bool:
@@ -208,10 +212,11 @@ def _strings(value: Any, depth: int = 0) -> list[str]:
     return [s for item in items for s in _strings(item, depth + 1)]
 
 
-def _text(value: Any) -> str:
-    """``value`` as one short line: a mapping's ``message`` when it has one."""
+def _text(value: Any, limit: int | None = LINE) -> str:
+    """``value`` as one line of at most ``limit`` characters: a mapping's ``message`` when it
+    has one."""
     if isinstance(value, Mapping) and value.get("message"):
         kind = value.get("error_type") or value.get("code")
         value = f"{kind}: {value['message']}" if kind else value["message"]
     flat = " ".join(str(value).split())
-    return flat if len(flat) <= 200 else flat[:199] + "…"
+    return flat if limit is None or len(flat) <= limit else flat[: limit - 1] + "…"
