@@ -28,11 +28,13 @@ from releaselib.records import (
     EnvSpec,
     Finding,
     Fix,
+    Lock,
     StagedSpace,
 )
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
 from releaselib.stage.gitfiles import GitFiles, list_files
+from releaselib.stage.lock import LockContext, lock_env
 from releaselib.stage.secret_gate import scan_secrets
 from releaselib.stage.sources import STAGED_PATHS, lay_out, sources
 from releaselib.stage.staged_rewrites import rewrite_staged
@@ -59,10 +61,13 @@ MAX_FILE_BYTES = 50_000_000
 @dataclass
 class StageRun:
     """What the envs of one staging run share: the checkout's git listing, the secret
-    scanner's memory, and the secrets allowed by ``--allow-secret``."""
+    scanner's memory, the secrets allowed by ``--allow-secret``, and whether to lock each
+    env's dependencies (``--no-lock`` opts out; ``lock_cache`` overrides the user's cache)."""
 
     allowed: tuple[AllowedSecret, ...] = ()
     runner: Runner = default_run
+    lock: bool = True
+    lock_cache: Path | None = None
     _listings: dict[Path, GitFiles | None] = field(default_factory=dict)
     _scanner: Scanner | None = None
 
@@ -126,6 +131,7 @@ def stage_env(
     listing = None
     work = None
     fixes: list[AppliedFix] = []
+    lock = Lock(unlocked="--no-lock")
     findings: list[Finding] = []
     checks: list[str] = []
     try:
@@ -149,6 +155,10 @@ def stage_env(
                 # plugin text goes into the ledger and the briefing: one line, no Hub token
                 did = short(redact(done), 160)
                 fixes.append(AppliedFix(fix.record.name, short(redact(fix.record.why), 160), did))
+        if run.lock:
+            context = LockContext(config.repo, config.ref, run.runner, run.lock_cache)
+            lock, lock_changes = lock_env(work, context)
+            changes += lock_changes
         check_sizes(work)
         for check in registry.checks():
             with plugin_failures(check):
@@ -176,6 +186,7 @@ def stage_env(
         findings=tuple(findings),
         changes=tuple(changes),
         error=f"{spec.name}: {error}" if error else None,
+        lock=lock,
     )
 
 

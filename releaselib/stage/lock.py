@@ -1,0 +1,162 @@
+"""Locked dependencies: each staged env's Python requirements, resolved once with ``uv pip
+compile`` for the Space's Python and platform, go into the staged tree as a constraints file
+that every installer of the build honours (``lock_tree``), so the candidate, the canonical and
+any later rebuild install the same versions.
+
+Resolutions are cached under the user's cache dir, keyed by a digest of their inputs (the
+requirement lines, the OpenEnv dependencies, Python, platform and uv's version): an unchanged
+env costs nothing on the next release. Delete the folder to re-resolve.
+
+The OpenEnv git requirement is not resolved (there is no reaching GitHub from here): its own
+dependencies are, read from the release's OpenEnv pyproject at the release ref when the checkout
+has that commit; otherwise they stay unlocked and the lock's note says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import os
+import tempfile
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+import uv
+
+from releaselib.edit.dockerfile_model import Dockerfile
+from releaselib.edit.requirement import OPENENV_DISTS
+from releaselib.records import Change, Lock
+from releaselib.shell import Runner
+from releaselib.stage.lock_inputs import LockInputs, gather, installs_at_run_time, installs_python
+from releaselib.stage.lock_tree import CONSTRAINTS_FILE, lock_tree
+
+#: The Space's platform: Spaces build linux/amd64 images (glibc 2.36 in python:3.11-slim).
+PLATFORM = "x86_64-manylinux_2_28"
+RESOLVE_TIMEOUT = 300.0
+UV_VERSION = importlib.metadata.version("uv")
+
+
+class Unlockable(Exception):
+    """An env whose installs cannot be locked; the message is the reason."""
+
+
+@dataclass(frozen=True)
+class LockContext:
+    """What every env's lock shares: the checkout and ref OpenEnv's own dependencies come
+    from, the cache folder and the runner."""
+
+    repo: Path
+    ref: str
+    runner: Runner
+    cache: Path | None = None
+
+    def cache_dir(self) -> Path:
+        return self.cache or Path(platformdirs.user_cache_dir("openenv-release")) / "locks"
+
+
+def lock_env(stage_dir: Path, ctx: LockContext) -> tuple[Lock, list[Change]]:
+    """Lock the staged tree ``stage_dir`` (its Dockerfile already rewritten): the lock record
+    and the changes; an env that cannot be locked gets a record with the reason, never a
+    partial lock. StageError (naming file and line) for a lock file staging cannot honour."""
+    df = Dockerfile.parse((stage_dir / "Dockerfile").read_text(encoding="utf-8"), "Dockerfile")
+    runtime = installs_at_run_time(df)
+    if runtime is not None:
+        return Lock(unlocked=f"installs at run time ({short_line(runtime)})"), []
+    if not installs_python(df, stage_dir):
+        return Lock(unlocked="apt only (the Dockerfile installs no Python packages)"), []
+    inputs = gather(df, stage_dir)
+    notes = []
+    if inputs.openenv:
+        extra = openenv_dependencies(ctx, inputs.openenv_extras)
+        if extra is None:
+            notes.append(f"OpenEnv's own dependencies unlocked (no pyproject at {ctx.ref})")
+        else:
+            inputs.requirements += extra
+    if inputs.unpinned:
+        notes.append("direct URL requirements unlocked: " + ", ".join(sorted(set(inputs.unpinned))))
+    if not inputs.requirements:
+        why = "; ".join(notes) or "only OpenEnv and URL requirements"
+        return Lock(unlocked=f"nothing to resolve ({why})"), []
+    try:
+        pins = resolve(inputs, ctx)
+    except Unlockable as exc:
+        return Lock(unlocked=str(exc)), []
+    changes = lock_tree(stage_dir, df, pins)
+    digest = hashlib.sha256(pins.encode()).hexdigest()[:16]
+    count = sum(1 for line in pins.splitlines() if line and not line.startswith("#"))
+    note = "; ".join(notes) or None
+    return Lock(digest=digest, packages=count, python=inputs.python, note=note), changes
+
+
+def resolve(inputs: LockInputs, ctx: LockContext) -> str:
+    """The pinned versions (``name==version`` lines) for ``inputs``, from the cache or uv."""
+    source = inputs.text()
+    constraints = "".join(f"{c}\n" for c in sorted(set(inputs.constraints)))
+    excluded = sorted(OPENENV_DISTS | inputs.own | set(inputs.unpinned))
+    key = digest_of(source, constraints, inputs.python, PLATFORM, UV_VERSION, *excluded)
+    cached = ctx.cache_dir() / f"{key}.txt"
+    if cached.is_file():
+        return cached.read_text(encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="openenv-release-lock-") as tmp:
+        (Path(tmp) / "in.txt").write_text(source, encoding="utf-8")
+        args = [uv.find_uv_bin(), "pip", "compile", "in.txt", "--python-version", inputs.python]
+        args += ["--python-platform", PLATFORM, "--no-header", "--no-annotate", "--quiet"]
+        args += [arg for name in excluded for arg in ("--no-emit-package", name)]
+        if constraints:
+            (Path(tmp) / "constraints.txt").write_text(constraints, encoding="utf-8")
+            args += ["--constraint", "constraints.txt"]
+        done = ctx.runner(args, cwd=Path(tmp), timeout=RESOLVE_TIMEOUT)
+    if not done.ok:
+        raise Unlockable(f"resolution failed: {uv_error(done.stderr, done.returncode)}")
+    pins = "".join(f"{line}\n" for line in done.stdout.splitlines() if "==" in line)
+    write_atomically(cached, pins)
+    return pins
+
+
+def uv_error(stderr: str, code: int) -> str:
+    """uv's first line of explanation: the line under its "No solution found" heading."""
+    lines = [line.strip(" \u00d7\u2570\u2500\u25b6") for line in stderr.splitlines()]
+    lines = [line.removeprefix("error: ").removeprefix("cause: ") for line in lines if line]
+    useful = [line for line in lines if not line.startswith("No solution found")]
+    return short_line((useful or lines or [f"uv exit {code}"])[0])
+
+
+def openenv_dependencies(ctx: LockContext, extras: Iterable[str]) -> list[str] | None:
+    """OpenEnv's dependencies (and the requested extras') at the release ref, read with git
+    from the checkout; None when the checkout lacks that ref or it has no pyproject."""
+    done = ctx.runner(["git", "show", f"{ctx.ref}:pyproject.toml"], cwd=ctx.repo, timeout=30)
+    if not done.ok:
+        return None
+    try:
+        project = tomllib.loads(done.stdout).get("project", {})
+    except tomllib.TOMLDecodeError:
+        return None
+    found = [d for d in project.get("dependencies", []) if isinstance(d, str)]
+    optional = project.get("optional-dependencies", {})
+    for extra in sorted(extras):
+        found += [d for d in optional.get(extra, []) if isinstance(d, str)]
+    return found
+
+
+def digest_of(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all (two releases may share the cache)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+    os.replace(tmp, path)
+
+
+def short_line(text: str, limit: int = 120) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+__all__ = ["CONSTRAINTS_FILE", "PLATFORM", "LockContext", "lock_env"]

@@ -1,0 +1,102 @@
+"""A lock written into a staged tree, with what makes every installer of the build honour it.
+
+- the constraints file ``openenv-release.lock.txt`` at the tree's root;
+- in each stage built FROM an image that has RUN lines: ``COPY`` of that file to
+  ``LOCK_PATH`` and ``ENV PIP_CONSTRAINT=... UV_CONSTRAINT=...`` (pip reads ``PIP_CONSTRAINT``;
+  ``uv pip install``/``compile``/``sync`` read ``UV_CONSTRAINT``). An env's own
+  ``PIP_CONSTRAINT``/``UV_CONSTRAINT`` ENV keeps its files after ours (both are
+  space-separated lists; the resolution honoured its files: ``lock_inputs.own_constraints``);
+- ``[tool.uv] constraint-dependencies`` in each staged pyproject with a ``[project]`` table,
+  since ``uv sync``/``uv lock`` take constraints only from there (uv documents no constraint
+  flag or variable for them), merged with the project's own;
+- ``!openenv-release.lock.txt`` in a ``.dockerignore`` so the build context keeps the file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import tomlkit
+from tomlkit.items import Table
+
+from releaselib.dockerfile_syntax.words import key_values
+from releaselib.edit.dockerfile_model import Dockerfile
+from releaselib.errors import StageError
+from releaselib.records import Change
+from releaselib.stage import git_needs
+
+CONSTRAINTS_FILE = "openenv-release.lock.txt"
+LOCK_PATH = "/openenv-release/constraints.txt"
+CONSTRAINT_VARS = ("PIP_CONSTRAINT", "UV_CONSTRAINT")
+_WHY = "locked dependencies: every install in the build honours the release's resolution"
+
+
+def lock_tree(stage_dir: Path, df: Dockerfile, pins: str) -> list[Change]:
+    """Write ``pins`` and the lines that make the build honour them; the changes."""
+    (stage_dir / CONSTRAINTS_FILE).write_text(pins, encoding="utf-8")
+    changes = [Change(CONSTRAINTS_FILE, None, "", f"{pins.count(chr(10))} pins", _WHY)]
+    new, dockerfile_changes = constrained_dockerfile(df)
+    (stage_dir / "Dockerfile").write_bytes(new.text.encode("utf-8"))
+    changes += dockerfile_changes
+    for file in git_needs.build_files(df, stage_dir):
+        if file.suffix == ".toml":
+            changes += constrain_pyproject(file, stage_dir, pins)
+    ignore = stage_dir / ".dockerignore"
+    if ignore.is_file():
+        text = ignore.read_text(encoding="utf-8")
+        sep = "" if not text or text.endswith("\n") else "\n"
+        ignore.write_text(f"{text}{sep}!{CONSTRAINTS_FILE}\n", encoding="utf-8")
+        changes.append(Change(".dockerignore", None, "", f"!{CONSTRAINTS_FILE}", _WHY))
+    return changes
+
+
+def constrained_dockerfile(df: Dockerfile) -> tuple[Dockerfile, list[Change]]:
+    """``df`` with the lock copied and named in every image stage that runs commands."""
+    changes: list[Change] = []
+    ours = {name: LOCK_PATH for name in CONSTRAINT_VARS}
+    index = 0
+    while index < len(df.stages):
+        stage = df.stage(index)
+        instrs = df.stage_instructions(stage)
+        index += 1
+        if df.parent(stage) is not None or not any(i.cmd == "RUN" for i in instrs):
+            continue
+        own = {k: v for i in instrs if i.cmd == "ENV" for k, v in key_values(i)}
+        env = " ".join(f"{k}={v}" for k, v in ours.items())
+        text = f"COPY {CONSTRAINTS_FILE} {LOCK_PATH}\nENV {env}"
+        df = df.insert_after(stage.first, text)
+        changes.append(Change(df.path, stage.first.end_line + 1, "", text, _WHY))
+        for name in CONSTRAINT_VARS:
+            if name in own and LOCK_PATH not in own[name].split():
+                stage = df.stage(index - 1)
+                value = f"{LOCK_PATH} {own[name]}"
+                edit = df.env_edit(name, value, stage)
+                df = df.apply(edit)
+                changes.append(Change(df.path, edit.start, own[name], value, _WHY))
+    return df, changes
+
+
+def constrain_pyproject(file: Path, stage_dir: Path, pins: str) -> list[Change]:
+    """Add the pins to ``[tool.uv] constraint-dependencies`` of a staged project's pyproject."""
+    rel = file.relative_to(stage_dir).as_posix()
+    text = file.read_text(encoding="utf-8")
+    try:
+        doc = tomlkit.parse(text)
+    except Exception as exc:  # tomlkit raises its own ParseError subclasses
+        raise StageError(f"{rel}: not valid TOML ({exc})", remedy="fix the file") from exc
+    if "project" not in doc:
+        return []
+    tool = doc.setdefault("tool", tomlkit.table())
+    uv_table = tool.setdefault("uv", tomlkit.table())
+    if not isinstance(tool, Table | dict) or not isinstance(uv_table, Table | dict):
+        raise StageError(f"{rel}: [tool.uv] is not a table", remedy="fix the file")
+    existing = uv_table.get("constraint-dependencies", [])
+    wanted = [*(str(x) for x in existing), *pins.splitlines()]
+    merged = tomlkit.array()
+    merged.extend(dict.fromkeys(wanted))
+    merged.multiline(True)
+    uv_table["constraint-dependencies"] = merged
+    file.write_text(tomlkit.dumps(doc), encoding="utf-8")
+    return [Change(rel, None, "", f"[tool.uv] constraint-dependencies ({len(merged)})", _WHY)]
+
+
