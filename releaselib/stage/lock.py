@@ -121,7 +121,7 @@ def uv_error(stderr: str, code: int) -> str:
     lines = [line.strip(" \u00d7\u2570\u2500\u25b6") for line in stderr.splitlines()]
     lines = [line.removeprefix("error: ").removeprefix("cause: ") for line in lines if line]
     useful = [line for line in lines if not line.startswith("No solution found")]
-    return short_line((useful or lines or [f"uv exit {code}"])[0])
+    return short_line((useful or lines or [f"uv exit {code}"])[0], 200)
 
 
 def openenv_dependencies(ctx: LockContext, extras: Iterable[str]) -> list[str] | None:

@@ -9,6 +9,7 @@ path requirement (git, archives, local projects), which the lock cannot pin to a
 from __future__ import annotations
 
 import re
+import shlex
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -136,7 +137,7 @@ def installs_at_run_time(df: Dockerfile) -> str | None:
     """The command line of the final stage's CMD/ENTRYPOINT when it installs packages."""
     for instr in df.stage_instructions(df.final_stage):
         if instr.cmd in ("CMD", "ENTRYPOINT"):
-            text = " ".join(instr.value)
+            text = shlex.join(instr.value) if instr.json else " ".join(instr.value)
             if next(installed_packages(text), None) is not None or re.search(
                 r"\buv\s+sync\b", text
             ):

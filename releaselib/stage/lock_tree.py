@@ -98,5 +98,3 @@ def constrain_pyproject(file: Path, stage_dir: Path, pins: str) -> list[Change]:
     uv_table["constraint-dependencies"] = merged
     file.write_text(tomlkit.dumps(doc), encoding="utf-8")
     return [Change(rel, None, "", f"[tool.uv] constraint-dependencies ({len(merged)})", _WHY)]
-
-
