@@ -117,11 +117,13 @@ def resolve(inputs: LockInputs, ctx: LockContext) -> str:
 
 
 def uv_error(stderr: str, code: int) -> str:
-    """uv's first line of explanation: the line under its "No solution found" heading."""
+    """uv's explanation in one line: what follows its "No solution found" heading, with the
+    items of a "Because all of:" list joined on."""
     lines = [line.strip(" \u00d7\u2570\u2500\u25b6") for line in stderr.splitlines()]
     lines = [line.removeprefix("error: ").removeprefix("cause: ") for line in lines if line]
     useful = [line for line in lines if not line.startswith("No solution found")]
-    return short_line((useful or lines or [f"uv exit {code}"])[0], 200)
+    text = " ".join(useful) if useful[:1] and useful[0].endswith(":") else (useful or [""])[0]
+    return short_line(text or (lines or [f"uv exit {code}"])[0], 200)
 
 
 def openenv_dependencies(ctx: LockContext, extras: Iterable[str]) -> list[str] | None:

@@ -6,14 +6,16 @@
   ``uv pip install``/``compile``/``sync`` read ``UV_CONSTRAINT``). An env's own
   ``PIP_CONSTRAINT``/``UV_CONSTRAINT`` ENV keeps its files after ours (both are
   space-separated lists; the resolution honoured its files: ``lock_inputs.own_constraints``);
-- ``[tool.uv] constraint-dependencies`` in each staged pyproject with a ``[project]`` table,
-  since ``uv sync``/``uv lock`` take constraints only from there (uv documents no constraint
-  flag or variable for them), merged with the project's own;
+- ``[tool.uv] constraint-dependencies`` in the pyproject of each project a ``uv sync`` of the
+  build installs, since ``uv sync``/``uv lock`` take constraints only from there (uv documents
+  no constraint flag or variable for them; only the workspace root's pyproject, not uv.toml),
+  merged with the project's own;
 - ``!openenv-release.lock.txt`` in a ``.dockerignore`` so the build context keeps the file.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import tomlkit
@@ -38,9 +40,8 @@ def lock_tree(stage_dir: Path, df: Dockerfile, pins: str) -> list[Change]:
     new, dockerfile_changes = constrained_dockerfile(df)
     (stage_dir / "Dockerfile").write_bytes(new.text.encode("utf-8"))
     changes += dockerfile_changes
-    for file in git_needs.build_files(df, stage_dir):
-        if file.suffix == ".toml":
-            changes += constrain_pyproject(file, stage_dir, pins)
+    for file in uv_projects(df, stage_dir):
+        changes += constrain_pyproject(file, stage_dir, pins)
     ignore = stage_dir / ".dockerignore"
     if ignore.is_file():
         text = ignore.read_text(encoding="utf-8")
@@ -74,6 +75,17 @@ def constrained_dockerfile(df: Dockerfile) -> tuple[Dockerfile, list[Change]]:
                 df = df.apply(edit)
                 changes.append(Change(df.path, edit.start, own[name], value, _WHY))
     return df, changes
+
+
+def uv_projects(df: Dockerfile, stage_dir: Path) -> list[Path]:
+    """The staged pyprojects of the projects the build installs, when a RUN runs a uv project
+    command (``uv sync``/``lock``/``run``): only those read ``constraint-dependencies``."""
+    runs = "\n".join(i.text for i in df.instructions if i.cmd == "RUN")
+    if not re.search(r"\buv\s+(?:\S+\s+)*?(?:sync|lock|run)\b", runs):
+        return []
+    found = [p for kind, p in git_needs.installed_from(df, stage_dir) if kind == "project"]
+    files = [p / "pyproject.toml" if p.is_dir() else p for p in found]
+    return [f for f in dict.fromkeys(files) if f.is_file() and f.suffix == ".toml"]
 
 
 def constrain_pyproject(file: Path, stage_dir: Path, pins: str) -> list[Change]:
