@@ -30,8 +30,15 @@ from releaselib.edit.dockerfile_model import Dockerfile
 from releaselib.edit.requirement import OPENENV_DISTS
 from releaselib.records import Change, Lock
 from releaselib.shell import Runner
+from releaselib.stage.lock_files import (
+    exported_pins,
+    relock_uv,
+    short_line,
+    stage_uv_lock,
+    uv_error,
+)
 from releaselib.stage.lock_inputs import LockInputs, gather, installs_at_run_time, installs_python
-from releaselib.stage.lock_tree import CONSTRAINTS_FILE, lock_tree
+from releaselib.stage.lock_tree import CONSTRAINTS_FILE, lock_tree, uv_projects
 
 #: The Space's platform: Spaces build linux/amd64 images (glibc 2.36 in python:3.11-slim).
 PLATFORM = "x86_64-manylinux_2_28"
@@ -57,10 +64,14 @@ class LockContext:
         return self.cache or Path(platformdirs.user_cache_dir("openenv-release")) / "locks"
 
 
-def lock_env(stage_dir: Path, ctx: LockContext) -> tuple[Lock, list[Change]]:
+def lock_env(
+    stage_dir: Path, ctx: LockContext, *, env: str = "", uv_lock: Path | None = None
+) -> tuple[Lock, list[Change]]:
     """Lock the staged tree ``stage_dir`` (its Dockerfile already rewritten): the lock record
     and the changes; an env that cannot be locked gets a record with the reason, never a
-    partial lock. StageError (naming file and line) for a lock file staging cannot honour."""
+    partial lock. ``uv_lock`` is the env's own uv.lock, re-locked when a ``uv sync`` of the
+    build installs a project (``lock_files``). StageError (naming file and line) for a lock
+    file or constraint staging cannot honour."""
     df = Dockerfile.parse((stage_dir / "Dockerfile").read_text(encoding="utf-8"), "Dockerfile")
     runtime = installs_at_run_time(df)
     if runtime is not None:
@@ -80,6 +91,9 @@ def lock_env(stage_dir: Path, ctx: LockContext) -> tuple[Lock, list[Change]]:
     if not inputs.requirements:
         why = "; ".join(notes) or "only OpenEnv and URL requirements"
         return Lock(unlocked=f"nothing to resolve ({why})"), []
+    projects = uv_projects(df, stage_dir)
+    if uv_lock is not None and projects:
+        return relocked(stage_dir, df, inputs, ctx, env, uv_lock, projects[0], notes)
     try:
         pins = resolve(inputs, ctx)
     except Unlockable as exc:
@@ -88,6 +102,33 @@ def lock_env(stage_dir: Path, ctx: LockContext) -> tuple[Lock, list[Change]]:
     digest = hashlib.sha256(pins.encode()).hexdigest()[:16]
     count = sum(1 for line in pins.splitlines() if line and not line.startswith("#"))
     note = "; ".join(notes) or None
+    return Lock(digest=digest, packages=count, python=inputs.python, note=note), changes
+
+
+def relocked(
+    stage_dir: Path,
+    df: Dockerfile,
+    inputs: LockInputs,
+    ctx: LockContext,
+    env: str,
+    source: Path,
+    pyproject: Path,
+    notes: list[str],
+) -> tuple[Lock, list[Change]]:
+    """The env's own uv.lock, re-locked; its versions become the constraints of every other
+    installer, and the lock is re-locked once more against the constrained pyproject, so that
+    ``uv sync --frozen`` and ``--locked`` both take it."""
+    project = pyproject.parent
+    changes = [stage_uv_lock(source, project, stage_dir)]
+    relock_uv(project, repo=ctx.repo, runner=ctx.runner, env=env)
+    excluded = sorted(OPENENV_DISTS | inputs.own | set(inputs.unpinned))
+    pins = exported_pins(project, excluded, repo=ctx.repo, runner=ctx.runner)
+    changes += lock_tree(stage_dir, df, pins, frozen=True)
+    relock_uv(project, repo=ctx.repo, runner=ctx.runner, env=env)
+    digest = hashlib.sha256(pins.encode()).hexdigest()[:16]
+    kept = [n for n in notes if not n.startswith("OpenEnv's own")]  # uv lock read OpenEnv's
+    note = "; ".join(["the env's uv.lock re-locked", *kept])
+    count = len(pins.splitlines())
     return Lock(digest=digest, packages=count, python=inputs.python, note=note), changes
 
 
@@ -114,16 +155,6 @@ def resolve(inputs: LockInputs, ctx: LockContext) -> str:
     pins = "".join(f"{line}\n" for line in done.stdout.splitlines() if "==" in line)
     write_atomically(cached, pins)
     return pins
-
-
-def uv_error(stderr: str, code: int) -> str:
-    """uv's explanation in one line: what follows its "No solution found" heading, with the
-    items of a "Because all of:" list joined on."""
-    lines = [line.strip(" \u00d7\u2570\u2500\u25b6") for line in stderr.splitlines()]
-    lines = [line.removeprefix("error: ").removeprefix("cause: ") for line in lines if line]
-    useful = [line for line in lines if not line.startswith("No solution found")]
-    text = " ".join(useful) if useful[:1] and useful[0].endswith(":") else (useful or [""])[0]
-    return short_line(text or (lines or [f"uv exit {code}"])[0], 200)
 
 
 def openenv_dependencies(ctx: LockContext, extras: Iterable[str]) -> list[str] | None:
@@ -154,11 +185,6 @@ def write_atomically(path: Path, text: str) -> None:
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(text)
     os.replace(tmp, path)
-
-
-def short_line(text: str, limit: int = 120) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 __all__ = ["CONSTRAINTS_FILE", "PLATFORM", "LockContext", "lock_env"]

@@ -33,11 +33,12 @@ CONSTRAINT_VARS = ("PIP_CONSTRAINT", "UV_CONSTRAINT")
 _WHY = "locked dependencies: every install in the build honours the release's resolution"
 
 
-def lock_tree(stage_dir: Path, df: Dockerfile, pins: str) -> list[Change]:
-    """Write ``pins`` and the lines that make the build honour them; the changes."""
+def lock_tree(stage_dir: Path, df: Dockerfile, pins: str, *, frozen: bool = False) -> list[Change]:
+    """Write ``pins`` and the lines that make the build honour them (with ``frozen``, also
+    ``UV_FROZEN=1``: a re-locked uv.lock is synced as it is); the changes."""
     (stage_dir / CONSTRAINTS_FILE).write_text(pins, encoding="utf-8")
     changes = [Change(CONSTRAINTS_FILE, None, "", f"{pins.count(chr(10))} pins", _WHY)]
-    new, dockerfile_changes = constrained_dockerfile(df)
+    new, dockerfile_changes = constrained_dockerfile(df, frozen=frozen)
     (stage_dir / "Dockerfile").write_bytes(new.text.encode("utf-8"))
     changes += dockerfile_changes
     for file in uv_projects(df, stage_dir):
@@ -51,10 +52,15 @@ def lock_tree(stage_dir: Path, df: Dockerfile, pins: str) -> list[Change]:
     return changes
 
 
-def constrained_dockerfile(df: Dockerfile) -> tuple[Dockerfile, list[Change]]:
+def constrained_dockerfile(
+    df: Dockerfile, *, frozen: bool = False
+) -> tuple[Dockerfile, list[Change]]:
     """``df`` with the lock copied and named in every image stage that runs commands."""
     changes: list[Change] = []
     ours = {name: LOCK_PATH for name in CONSTRAINT_VARS}
+    runs = "\n".join(i.text for i in df.instructions if i.cmd == "RUN")
+    if frozen and not re.search(r"--locked\b", runs):  # uv refuses --locked with --frozen
+        ours["UV_FROZEN"] = "1"
     index = 0
     while index < len(df.stages):
         stage = df.stage(index)

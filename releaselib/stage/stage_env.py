@@ -35,6 +35,7 @@ from releaselib.shell import Runner
 from releaselib.shell import run as default_run
 from releaselib.stage.gitfiles import GitFiles, list_files
 from releaselib.stage.lock import LockContext, lock_env
+from releaselib.stage.lock_files import check_poetry_locks
 from releaselib.stage.secret_gate import scan_secrets
 from releaselib.stage.sources import STAGED_PATHS, lay_out, sources
 from releaselib.stage.staged_rewrites import rewrite_staged
@@ -148,6 +149,7 @@ def stage_env(
         work = Path(tempfile.mkdtemp(prefix=temp_prefix(final_dir, "new"), dir=final_dir.parent))
         changes = lay_out(found, work)
         changes += rewrite_staged(config, spec, work)
+        check_poetry_locks(work, changes, spec.name)
         for fix in registry.fixes(spec.name):
             with plugin_failures(fix):
                 done = fix.record.apply(work)
@@ -157,7 +159,9 @@ def stage_env(
                 fixes.append(AppliedFix(fix.record.name, short(redact(fix.record.why), 160), did))
         if run.lock:
             context = LockContext(config.repo, config.ref, run.runner, run.lock_cache)
-            lock, lock_changes = lock_env(work, context)
+            own = spec.path / "uv.lock"
+            uv_lock = own if own.is_file() else None
+            lock, lock_changes = lock_env(work, context, env=spec.name, uv_lock=uv_lock)
             changes += lock_changes
         check_sizes(work)
         for check in registry.checks():
