@@ -48,6 +48,8 @@ FLAG_HELP = {
     "or the ledger (default: wait for it)",
     "allow_secret": "a checkout file whose secret-scan finding is a known false positive "
     "(repeatable; recorded in the ledger and the briefing)",
+    "no_lock": "stage without locking dependencies: every build then resolves them afresh (the "
+    "board and the briefing say so)",
     "keep": "the rehearsal's folder (checkout, staging, ledger, briefing; default: a new temp dir)",
 }
 

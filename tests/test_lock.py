@@ -3,13 +3,19 @@ that cannot be locked. Packages come from a local index of tiny wheels on 127.0.
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+from releaselib.console import print_board
 from releaselib.edit.dockerfile_model import Dockerfile
+from releaselib.ledger.ledger import Ledger
+from releaselib.ledger.report import build_report, render_briefing, unlocked_reason
+from releaselib.ledger.status import board
 from releaselib.records import Lock
 from releaselib.shell import Completed, run
 from releaselib.space_runtime.builders import VenvBuilder
@@ -18,7 +24,7 @@ from releaselib.space_runtime.process import lay_out
 from releaselib.stage.lock import LockContext, lock_env
 from releaselib.stage.lock_tree import CONSTRAINTS_FILE, LOCK_PATH
 from releaselib.stage.stage_env import StageRun, stage_env
-from tests.helpers import release_config, waits
+from tests.helpers import release_config, user_cli, waits
 from tests.package_index import PackageIndex, serve_index
 
 PIP_SPACE = (
@@ -177,3 +183,57 @@ def test_no_lock_stages_the_env_as_it_is_and_says_so(checkout: Path, tmp_path: P
     assert staged.ok and staged.lock == Lock(unlocked="--no-lock")
     assert not (staged.staged_dir / CONSTRAINTS_FILE).exists()
     shutil.rmtree(tmp_path / "staging")
+
+
+def test_no_lock_is_a_stage_flag_and_the_briefing_and_board_say_so(
+    checkout: Path, tmp_path: Path
+) -> None:
+    flags = ("--repo", str(checkout), "--staging-dir", str(tmp_path / "s"))
+    assert user_cli("stage", *flags, "--env", "echo_env", "--no-lock").returncode == 0
+    report = user_cli("report", *flags, "--json")
+    assert report.returncode == 0, report.stderr
+    doc = json.loads(report.stdout)
+    assert doc["unlocked"] == [{"env": "echo_env", "reason": unlocked_reason("--no-lock")}]
+    briefing = render_briefing(doc)
+    assert "## Not locked\n\n- echo_env: --no-lock: staged without a lock" in briefing
+    assert "- not locked: --no-lock\n" in briefing
+    path = tmp_path / "s" / "ledger-openenv-0.2.2.json"
+    ledger = Ledger.load(path, json.loads(path.read_text())["release"])
+    [row] = board(ledger, {}, release_config(checkout, tmp_path / "s"))
+    assert row.as_json()["locked"] == "skipped" and row.unlocked == "--no-lock"
+    console = Console(record=True, width=200)
+    print_board(console, [row])
+    assert "; not locked: --no-lock" in console.export_text()
+
+
+def test_the_briefing_shows_each_env_lock_digest(tmp_path: Path) -> None:
+    config = release_config(tmp_path, tmp_path)
+    ledger = Ledger.load(tmp_path / "ledger.json", config.as_json())
+    lock = Lock(
+        digest="0123456789abcdef",
+        packages=12,
+        python="3.11",
+        note="direct URL requirements unlocked: x",
+    )
+    ledger.record(
+        "echo_env", "stage", status="done", manifest_hash="h", space_id="o/e", lock=lock.as_json()
+    )
+    ledger.record(
+        "chat_env",
+        "stage",
+        status="done",
+        manifest_hash="h",
+        space_id="o/c",
+        lock=Lock(unlocked="apt only (x)").as_json(),
+    )
+    doc = build_report(config, ledger)
+    briefing = render_briefing(doc)
+    assert (
+        "- lock: `0123456789abcdef` (12 pins for Python 3.11; direct URL requirements unlocked: x)"
+        in briefing
+    )
+    assert "## Not locked\n\n- chat_env: apt only (x)\n" in briefing
+    assert [e["lock"] for e in doc["envs"]] == [
+        Lock(unlocked="apt only (x)").as_json(),
+        lock.as_json(),
+    ]

@@ -191,6 +191,7 @@ def env_report(
         "cleanup": data(entry, "cleanup").get("action"),
         "allowed_secrets": list(stage.get("allowed_secrets", [])),
         "fixes": applied_fixes(stage),
+        "lock": dict(stage.get("lock") or {}),  # digest, packages, python; or unlocked: why
     }
 
 
@@ -334,6 +335,11 @@ def build_report(
             for e in envs
             if e["outcome"] == "INCONCLUSIVE"
         ],
+        "unlocked": [
+            {"env": e["env"], "reason": unlocked_reason(e["lock"]["unlocked"])}
+            for e in envs
+            if e["lock"].get("unlocked")
+        ],
         "evidence": [
             {
                 "env": e["env"],
@@ -351,6 +357,13 @@ def build_report(
             commands.line("report"),
         ],
     }
+
+
+def unlocked_reason(reason: str) -> str:
+    """Why an env's dependencies are not locked, for a reader of the briefing."""
+    if reason == "--no-lock":
+        return "--no-lock: staged without a lock, so every build resolves its dependencies afresh"
+    return reason
 
 
 def render_briefing(report: Mapping[str, Any]) -> str:

@@ -12,7 +12,9 @@ from releaselib.config import ReleaseConfig
 from releaselib.ledger.ledger import EnvEntry, Ledger
 from releaselib.ledger.report import Commands, data, outcome
 
-COLUMNS = ("staged", "deployed", "built", "reset", "step", "promoted", "collected", "pinned")
+COLUMNS = (
+    "staged", "locked", "deployed", "built", "reset", "step", "promoted", "collected", "pinned"
+)  # fmt: skip
 #: Runtime stages that mean the image was built (a RUNTIME_ERROR is built; it failed to run).
 BUILT = frozenset({"APP_STARTING", "RUNNING", "SLEEPING", "RUNTIME_ERROR"})
 NOT_BUILT = frozenset({"BUILD_ERROR", "CONFIG_ERROR", "NO_APP_FILE"})
@@ -38,6 +40,7 @@ class Row:
     cells: Mapping[str, Cell]
     runtime: str | None
     next_action: str
+    unlocked: str | None = None  # why the env's dependencies are not locked
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -45,6 +48,7 @@ class Row:
             **{c: self.cells[c].name.lower() for c in COLUMNS},
             "runtime": self.runtime,
             "next": self.next_action,
+            "unlocked": self.unlocked,
         }
 
 
@@ -54,6 +58,20 @@ def step_cell(entry: EnvEntry, step: str) -> Cell:
     if record is None:
         return Cell.PENDING
     return Cell.DONE if record.status == "done" else Cell.FAILED
+
+
+def locked_cell(entry: EnvEntry) -> Cell:
+    """✓ staged with a lock, ✗ its resolution failed, - not lockable, ``--no-lock`` or staging
+    failed, · not staged yet (or staged before locks were recorded)."""
+    lock = data(entry, "stage").get("lock") or {}
+    if step_cell(entry, "stage") is Cell.FAILED:
+        return Cell.SKIPPED
+    if step_cell(entry, "stage") is Cell.PENDING or not lock:
+        return Cell.PENDING
+    if lock.get("digest"):
+        return Cell.DONE
+    failed = str(lock.get("unlocked")).startswith("resolution failed")
+    return Cell.FAILED if failed else Cell.SKIPPED
 
 
 def built_cell(entry: EnvEntry, runtime: str | None) -> Cell:
@@ -171,6 +189,7 @@ def board(ledger: Ledger, runtimes: Mapping[str, str | None], config: ReleaseCon
         reset, step = check_cells(entry)
         cells = {
             "staged": step_cell(entry, "stage"),
+            "locked": locked_cell(entry),
             "deployed": step_cell(entry, "deploy"),
             "built": built_cell(entry, runtime),
             "reset": reset,
@@ -183,7 +202,8 @@ def board(ledger: Ledger, runtimes: Mapping[str, str | None], config: ReleaseCon
             ),
             "pinned": decided_cell(entry, "pin", pin.get("decision") == "pinned", failed),
         }
-        rows.append(Row(name, cells, runtime, next_action(entry, cells, commands)))
+        unlocked = (data(entry, "stage").get("lock") or {}).get("unlocked")
+        rows.append(Row(name, cells, runtime, next_action(entry, cells, commands), unlocked))
     return rows
 
 
