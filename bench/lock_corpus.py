@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,18 +23,7 @@ from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.stage.stage_env import StageRun, stage_envs
-from tests.corpus import SNAPSHOT, materialise
-
-
-def git_checkout(dest: Path) -> Path:
-    checkout = materialise(dest)
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "corpus"]):
-        subprocess.run(
-            ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", *args],
-            cwd=checkout,
-            check=True,
-        )
-    return checkout
+from tests.corpus import SNAPSHOT, git_materialise
 
 
 def main() -> int:
@@ -46,7 +34,7 @@ def main() -> int:
         print(f"skip: no corpus at {SNAPSHOT}")
         return 0
     with tempfile.TemporaryDirectory() as tmp:
-        checkout = git_checkout(Path(tmp) / "checkout")
+        checkout = git_materialise(Path(tmp) / "checkout")
         config, _ = build_config(
             Options(
                 repo=str(checkout),
