@@ -116,3 +116,48 @@ def test_a_poetry_lock_beside_a_rewritten_pyproject_fails_the_env_naming_it(
         "echo_env: envs/echo_env/poetry.lock: locks the pyproject.toml beside it, which staging "
         "rewrote"
     )
+
+
+def test_no_lock_fails_an_env_whose_build_reads_the_uv_lock_it_would_drop(
+    checkout: Path, tmp_path: Path
+) -> None:
+    env = checkout / "envs" / "echo_env"
+    (env / "uv.lock").write_text("version = 1\n")
+    dockerfile = env / "server" / "Dockerfile"
+    dockerfile.write_text(
+        dockerfile.read_text().replace("WORKDIR /app\n", "WORKDIR /app\nENV UV_FROZEN=1\n", 1)
+    )
+    config = release_config(checkout, tmp_path / "staging")
+    [spec] = [s for s in discover_envs(checkout) if s.name == "echo_env"]
+    staged = stage_env(config, spec, PluginRegistry(get_plugin_manager()), StageRun(lock=False))
+    assert not staged.ok and staged.error is not None
+    assert staged.error.startswith(
+        "echo_env: envs/echo_env/uv.lock: the Dockerfile reads it (line "
+    )
+    assert "ENV UV_FROZEN=1), but --no-lock leaves it out" in staged.error
+
+
+def test_uv_docs_bind_mount_pattern_gets_the_relocked_lock_at_the_context_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """uv's Docker guide mounts uv.lock and pyproject.toml from the context instead of copying."""
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    repo, _ = openenv_checkout(tmp_path / "OpenEnv")
+    with serve_index(tmp_path / "index") as index:
+        index.publish("tinydep", "1.0")
+        author = project(tmp_path / "author", index)
+        assert run(uv_project_command(repo, "lock", "--quiet"), cwd=author, timeout=waits(120)).ok
+        staged = project(tmp_path / "staged", index)
+        (staged / "Dockerfile").write_text(
+            "FROM python:3.11-slim\nWORKDIR /app\n"
+            "RUN --mount=type=bind,source=uv.lock,target=uv.lock "
+            "--mount=type=bind,source=pyproject.toml,target=pyproject.toml "
+            "uv sync --locked --no-install-project\n"
+            'COPY . /app\nCMD ["python", "-m", "app"]\n'
+        )
+        ctx = LockContext(repo, "main", run, tmp_path / "lock-cache")
+        lock, _ = lock_env(staged, ctx, env="app_env", uv_lock=author / "uv.lock")
+    assert lock.digest and (staged / "uv.lock").is_file()
+    assert "tinydep==1.0" in (staged / "pyproject.toml").read_text()
+    env = Dockerfile.parse((staged / "Dockerfile").read_text()).stage_env(0)
+    assert "UV_FROZEN" not in env  # the RUN passes --locked, which uv refuses beside --frozen

@@ -31,6 +31,7 @@ from releaselib.edit.requirement import OPENENV_DISTS
 from releaselib.records import Change, Lock
 from releaselib.shell import Runner
 from releaselib.stage.lock_files import (
+    check_unused_uv_lock,
     exported_pins,
     relock_uv,
     short_line,
@@ -43,6 +44,9 @@ from releaselib.stage.lock_tree import CONSTRAINTS_FILE, lock_tree, uv_projects
 #: The Space's platform: Spaces build linux/amd64 images (glibc 2.36 in python:3.11-slim).
 PLATFORM = "x86_64-manylinux_2_28"
 RESOLVE_TIMEOUT = 300.0
+#: Left out of the constraints: pip applies PIP_CONSTRAINT to the isolated environments it
+#: builds sdists in too, where a build-system requirement (setuptools>=77) must not meet a pin.
+BUILD_TOOLS = frozenset({"pip", "setuptools", "wheel"})
 UV_VERSION = importlib.metadata.version("uv")
 
 
@@ -94,6 +98,8 @@ def lock_env(
     projects = uv_projects(df, stage_dir)
     if uv_lock is not None and projects:
         return relocked(stage_dir, df, inputs, ctx, env, uv_lock, projects[0], notes)
+    if uv_lock is not None:
+        check_unused_uv_lock(stage_dir, env, "no project a uv sync installs was found to re-lock")
     try:
         pins = resolve(inputs, ctx)
     except Unlockable as exc:
@@ -121,7 +127,7 @@ def relocked(
     project = pyproject.parent
     changes = [stage_uv_lock(source, project, stage_dir)]
     relock_uv(project, repo=ctx.repo, runner=ctx.runner, env=env)
-    excluded = sorted(OPENENV_DISTS | inputs.own | set(inputs.unpinned))
+    excluded = sorted(OPENENV_DISTS | BUILD_TOOLS | inputs.own | set(inputs.unpinned))
     pins = exported_pins(project, excluded, repo=ctx.repo, runner=ctx.runner)
     changes += lock_tree(stage_dir, df, pins, frozen=True)
     relock_uv(project, repo=ctx.repo, runner=ctx.runner, env=env)
@@ -136,7 +142,7 @@ def resolve(inputs: LockInputs, ctx: LockContext) -> str:
     """The pinned versions (``name==version`` lines) for ``inputs``, from the cache or uv."""
     source = inputs.text()
     constraints = "".join(f"{c}\n" for c in sorted(set(inputs.constraints)))
-    excluded = sorted(OPENENV_DISTS | inputs.own | set(inputs.unpinned))
+    excluded = sorted(OPENENV_DISTS | BUILD_TOOLS | inputs.own | set(inputs.unpinned))
     key = digest_of(source, constraints, inputs.python, PLATFORM, UV_VERSION, *excluded)
     cached = ctx.cache_dir() / f"{key}.txt"
     if cached.is_file():

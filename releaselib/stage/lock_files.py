@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +21,9 @@ from pathlib import Path
 import uv
 
 from releaselib.config import OPENENV_GIT_URL
+from releaselib.dockerfile_syntax.parse import Instruction
+from releaselib.dockerfile_syntax.words import key_values
+from releaselib.edit.dockerfile_model import Dockerfile
 from releaselib.errors import StageError
 from releaselib.records import Change
 from releaselib.shell import Runner
@@ -42,6 +46,33 @@ def check_poetry_locks(stage_dir: Path, changes: Sequence[Change], env: str) -> 
                 remedy=f"run `poetry lock` after pinning, or delete {rel} and let the release "
                 "lock the env",
             )
+
+
+def uv_lock_reader(df: Dockerfile) -> Instruction | None:
+    """The first instruction that makes the build read a uv.lock: ``ENV UV_FROZEN``/``UV_LOCKED``,
+    a RUN of ``uv ... --locked``/``--frozen``, or a RUN that bind-mounts ``uv.lock``."""
+    for instr in df.instructions:
+        if instr.cmd == "ENV" and {"UV_FROZEN", "UV_LOCKED"} & {k for k, _ in key_values(instr)}:
+            return instr
+        if instr.cmd == "RUN" and (
+            re.search(r"\buv\b[^;&|]*\s--(?:locked|frozen)\b", instr.text)
+            or any(re.search(r"source=(?:\./)?uv\.lock\b", f) for f in instr.flags)
+        ):
+            return instr
+    return None
+
+
+def check_unused_uv_lock(stage_dir: Path, env: str, why: str) -> None:
+    """StageError when the build reads a uv.lock that staging leaves out (``why``)."""
+    df = Dockerfile.parse((stage_dir / "Dockerfile").read_text(encoding="utf-8"), "Dockerfile")
+    instr = uv_lock_reader(df)
+    if instr is not None:
+        raise StageError(
+            f"envs/{env}/uv.lock: the Dockerfile reads it (line {instr.start_line}: "
+            f"{short_line(instr.text, 80)}), but {why}",
+            remedy="stage without --no-lock, so the release re-locks it, or make the build "
+            "resolve without it",
+        )
 
 
 def uv_project_command(repo: Path, *args: str) -> list[str]:

@@ -90,7 +90,15 @@ def uv_projects(df: Dockerfile, stage_dir: Path) -> list[Path]:
     if not re.search(r"\buv\s+(?:\S+\s+)*?(?:sync|lock|run)\b", runs):
         return []
     found = [p for kind, p in git_needs.installed_from(df, stage_dir) if kind == "project"]
+    mounted = [  # uv's documented Docker pattern: the project's files bind-mounted, not copied
+        f
+        for i in df.instructions
+        if i.cmd == "RUN"
+        for f in i.flags
+        if re.search(r"source=(?:\./)?pyproject\.toml\b", f)
+    ]
     files = [p / "pyproject.toml" if p.is_dir() else p for p in found]
+    files += [stage_dir / "pyproject.toml"] if mounted else []
     return [f for f in dict.fromkeys(files) if f.is_file() and f.suffix == ".toml"]
 
 

@@ -35,7 +35,7 @@ from releaselib.shell import Runner
 from releaselib.shell import run as default_run
 from releaselib.stage.gitfiles import GitFiles, list_files
 from releaselib.stage.lock import LockContext, lock_env
-from releaselib.stage.lock_files import check_poetry_locks
+from releaselib.stage.lock_files import check_poetry_locks, check_unused_uv_lock
 from releaselib.stage.secret_gate import scan_secrets
 from releaselib.stage.sources import STAGED_PATHS, lay_out, sources
 from releaselib.stage.staged_rewrites import rewrite_staged
@@ -157,12 +157,14 @@ def stage_env(
                 # plugin text goes into the ledger and the briefing: one line, no Hub token
                 did = short(redact(done), 160)
                 fixes.append(AppliedFix(fix.record.name, short(redact(fix.record.why), 160), did))
+        own = spec.path / "uv.lock"
+        uv_lock = own if own.is_file() else None
         if run.lock:
             context = LockContext(config.repo, config.ref, run.runner, run.lock_cache)
-            own = spec.path / "uv.lock"
-            uv_lock = own if own.is_file() else None
             lock, lock_changes = lock_env(work, context, env=spec.name, uv_lock=uv_lock)
             changes += lock_changes
+        elif uv_lock is not None:
+            check_unused_uv_lock(work, spec.name, "--no-lock leaves it out (it would be stale)")
         check_sizes(work)
         for check in registry.checks():
             with plugin_failures(check):
