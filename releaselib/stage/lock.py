@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import os
 import tempfile
 import tomllib
 from collections.abc import Iterable
@@ -28,6 +27,7 @@ import uv
 
 from releaselib.edit.dockerfile_model import Dockerfile
 from releaselib.edit.requirement import OPENENV_DISTS
+from releaselib.files import write_atomic
 from releaselib.records import Change, Lock
 from releaselib.shell import Runner
 from releaselib.stage.lock_files import (
@@ -39,7 +39,7 @@ from releaselib.stage.lock_files import (
     uv_error,
 )
 from releaselib.stage.lock_inputs import LockInputs, gather, installs_at_run_time, installs_python
-from releaselib.stage.lock_tree import CONSTRAINTS_FILE, lock_tree, uv_projects
+from releaselib.stage.lock_tree import lock_tree, uv_projects
 
 #: The Space's platform: Spaces build linux/amd64 images (glibc 2.36 in python:3.11-slim).
 PLATFORM = "x86_64-manylinux_2_28"
@@ -159,7 +159,8 @@ def resolve(inputs: LockInputs, ctx: LockContext) -> str:
     if not done.ok:
         raise Unlockable(f"resolution failed: {uv_error(done.stderr, done.returncode)}")
     pins = "".join(f"{line}\n" for line in done.stdout.splitlines() if "==" in line)
-    write_atomically(cached, pins)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(cached, pins.encode("utf-8"))  # whole or not at all: releases share the cache
     return pins
 
 
@@ -182,15 +183,3 @@ def openenv_dependencies(ctx: LockContext, extras: Iterable[str]) -> list[str] |
 
 def digest_of(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``path`` whole or not at all (two releases may share the cache)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
-    os.replace(tmp, path)
-
-
-__all__ = ["CONSTRAINTS_FILE", "PLATFORM", "LockContext", "lock_env"]

@@ -114,7 +114,13 @@ def exported_pins(project: Path, excluded: Sequence[str], *, repo: Path, runner:
     ]
     args += [arg for name in excluded for arg in ("--no-emit-package", name)]
     done = runner(uv_project_command(repo, *args), cwd=project, timeout=RELOCK_TIMEOUT)
-    lines = done.stdout.splitlines() if done.ok else []
+    if not done.ok:
+        raise StageError(
+            f"{project.name}/uv.lock: re-locked, but uv export failed "
+            f"({uv_error(done.stderr, done.returncode)})",
+            remedy="rerun; if it persists, report it with the env's uv.lock",
+        )
+    lines = done.stdout.splitlines()
     return "".join(f"{line}\n" for line in lines if "==" in line and " @ " not in line)
 
 
