@@ -16,11 +16,13 @@ from releaselib.edit.dockerfile_model import Dockerfile
 from releaselib.ledger.ledger import Ledger
 from releaselib.ledger.report import build_report, render_briefing, unlocked_reason
 from releaselib.ledger.status import board
+from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import Lock
 from releaselib.shell import Completed, run
 from releaselib.space_runtime.builders import VenvBuilder
 from releaselib.space_runtime.installs import plan_installs
 from releaselib.space_runtime.process import lay_out
+from releaselib.stage.discover import discover_envs
 from releaselib.stage.lock import LockContext, lock_env
 from releaselib.stage.lock_tree import CONSTRAINTS_FILE, LOCK_PATH
 from releaselib.stage.stage_env import StageRun, stage_env
@@ -77,15 +79,27 @@ def installed(tree: Path, work: Path) -> str:
     return found.name.removesuffix(".dist-info").split("-")[1]
 
 
+def staged_env(checkout: Path, staging: Path, run: StageRun) -> Path:
+    """Stage the checkout's tiny_env into ``staging``; its staged tree."""
+    config = release_config(checkout, staging)
+    [spec] = [s for s in discover_envs(checkout) if s.name == "tiny_env"]
+    staged = stage_env(config, spec, PluginRegistry(get_plugin_manager()), run)
+    assert staged.ok, staged.error
+    return staged.staged_dir
+
+
 def test_a_new_release_published_after_the_candidate_built_reaches_only_the_unlocked_rebuild(
-    index: PackageIndex, tmp_path: Path
+    index: PackageIndex, checkout: Path, tmp_path: Path
 ) -> None:
-    files = {"requirements.txt": index.options() + "tinydep>=1\n"}
-    locked = space(tmp_path / "locked", PIP_SPACE, files)
-    unlocked = space(tmp_path / "unlocked", PIP_SPACE, files)  # what --no-lock stages
-    lock, _ = lock_env(locked, context(tmp_path))
-    assert lock.digest and lock.packages == 1 and lock.python == "3.11", lock
+    """Staged with the lock, the candidate's build and a rebuild after a breaking release
+    install the same version; staged with --no-lock, the rebuild takes the new one."""
+    readme = "---\ntitle: Tiny\nsdk: docker\napp_port: 8000\n---\n# tiny\n"
+    env = {"requirements.txt": index.options() + "tinydep>=1\n", "README.md": readme}
+    space(checkout / "envs" / "tiny_env", PIP_SPACE, env)
+    locked = staged_env(checkout, tmp_path / "locked", StageRun(lock_cache=tmp_path / "cache"))
+    unlocked = staged_env(checkout, tmp_path / "unlocked", StageRun(lock=False))
     assert (locked / CONSTRAINTS_FILE).read_text() == "tinydep==1.0\n"
+    assert not (unlocked / CONSTRAINTS_FILE).exists()
     assert installed(locked, tmp_path / "candidate") == "1.0"
     assert installed(unlocked, tmp_path / "candidate-unlocked") == "1.0"
     index.publish("tinydep", "2.0")  # the breaking release, between the build and a rebuild
@@ -174,9 +188,6 @@ def test_an_env_that_cannot_be_locked_says_why_and_is_left_unlocked(
 
 
 def test_no_lock_stages_the_env_as_it_is_and_says_so(checkout: Path, tmp_path: Path) -> None:
-    from releaselib.plugins import PluginRegistry, get_plugin_manager
-    from releaselib.stage.discover import discover_envs
-
     config = release_config(checkout, tmp_path / "staging")
     [spec] = [s for s in discover_envs(checkout) if s.name == "echo_env"]
     staged = stage_env(config, spec, PluginRegistry(get_plugin_manager()), StageRun(lock=False))
