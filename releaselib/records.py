@@ -345,6 +345,7 @@ class StagedSpace:
             "untracked": list(self.untracked),
             "worktree": self.worktree,
             "allowed_secrets": [f.as_json() for f in self.allowed_secrets],
+            "lock": self.lock.as_json() if self.lock is not None else None,
         }
 
 

@@ -200,7 +200,9 @@ def test_no_lock_is_a_stage_flag_and_the_briefing_and_board_say_so(
     checkout: Path, tmp_path: Path
 ) -> None:
     flags = ("--repo", str(checkout), "--staging-dir", str(tmp_path / "s"))
-    assert user_cli("stage", *flags, "--env", "echo_env", "--no-lock").returncode == 0
+    staged = user_cli("stage", *flags, "--env", "echo_env", "--no-lock", "--json")
+    assert staged.returncode == 0, staged.stderr
+    assert json.loads(staged.stdout)["envs"][0]["lock"] == {"unlocked": "--no-lock"}
     report = user_cli("report", *flags, "--json")
     assert report.returncode == 0, report.stderr
     doc = json.loads(report.stdout)
