@@ -224,7 +224,8 @@ def _tool_uv(project: Path) -> dict[str, Any]:
         data = tomllib.loads((project / "pyproject.toml").read_text())
     except (OSError, tomllib.TOMLDecodeError):
         return {}
-    table = data.get("tool", {}).get("uv", {})
+    tool = data.get("tool")
+    table = tool.get("uv") if isinstance(tool, dict) else None
     return table if isinstance(table, dict) else {}
 
 

@@ -38,7 +38,14 @@ from releaselib.stage.lock_files import (
     stage_uv_lock,
     uv_error,
 )
-from releaselib.stage.lock_inputs import LockInputs, gather, installs_at_run_time, installs_python
+from releaselib.stage.lock_inputs import (
+    LockInputs,
+    gather,
+    installs_at_run_time,
+    installs_python,
+    strings,
+    table,
+)
 from releaselib.stage.lock_tree import lock_tree, uv_projects
 
 #: The Space's platform: Spaces build linux/amd64 images (glibc 2.36 in python:3.11-slim).
@@ -171,13 +178,13 @@ def openenv_dependencies(ctx: LockContext, extras: Iterable[str]) -> list[str] |
     if not done.ok:
         return None
     try:
-        project = tomllib.loads(done.stdout).get("project", {})
+        doc = tomllib.loads(done.stdout)
     except tomllib.TOMLDecodeError:
         return None
-    found = [d for d in project.get("dependencies", []) if isinstance(d, str)]
-    optional = project.get("optional-dependencies", {})
+    found = list(strings(table(doc, "project").get("dependencies")))
+    optional = table(doc, "project", "optional-dependencies")
     for extra in sorted(extras):
-        found += [d for d in optional.get(extra, []) if isinstance(d, str)]
+        found += strings(optional.get(extra))
     return found
 
 

@@ -116,8 +116,7 @@ def own_constraints(df: Dockerfile, stage_dir: Path, tomls: list[Path]) -> Itera
                         )
                     yield from (s for k, s in requirement_lines(found) if k == "requirement")
     for file in tomls:
-        uv_table = read_toml(file).get("tool", {}).get("uv", {})
-        yield from _strings(uv_table.get("constraint-dependencies", []))
+        yield from strings(table(read_toml(file), "tool", "uv").get("constraint-dependencies"))
 
 
 def installs_python(df: Dockerfile, stage_dir: Path) -> bool:
@@ -175,23 +174,31 @@ def read_toml(file: Path) -> dict[str, Any]:
         return {}
 
 
+def table(doc: dict[str, Any], *keys: str) -> dict[str, Any]:
+    """The table at ``keys`` in a parsed TOML document ({} where any is missing or no table)."""
+    found: Any = doc
+    for key in keys:
+        found = found.get(key) if isinstance(found, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
 def own_names(file: Path) -> set[str]:
     """The project's own name, and the names its ``[tool.uv.sources]`` take from elsewhere."""
     doc = read_toml(file)
-    names = {canonicalize_name(n) for n in doc.get("tool", {}).get("uv", {}).get("sources", {})}
-    own = doc.get("project", {}).get("name")
+    names = {canonicalize_name(n) for n in table(doc, "tool", "uv", "sources")}
+    own = table(doc, "project").get("name")
     return names | ({canonicalize_name(own)} if isinstance(own, str) else set())
 
 
 def pyproject_requirements(file: Path) -> Iterator[str]:
     """``[project].dependencies`` and the ``dev`` group ``uv sync`` installs by default."""
     doc = read_toml(file)
-    yield from _strings(doc.get("project", {}).get("dependencies", []))
-    yield from _strings(doc.get("dependency-groups", {}).get("dev", []))
-    yield from _strings(doc.get("tool", {}).get("uv", {}).get("dev-dependencies", []))
+    yield from strings(table(doc, "project").get("dependencies"))
+    yield from strings(table(doc, "dependency-groups").get("dev"))
+    yield from strings(table(doc, "tool", "uv").get("dev-dependencies"))
 
 
-def _strings(value: object) -> Iterator[str]:
+def strings(value: object) -> Iterator[str]:
     if isinstance(value, list):
         yield from (v for v in value if isinstance(v, str))
 

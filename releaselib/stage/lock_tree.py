@@ -113,10 +113,11 @@ def constrain_pyproject(file: Path, stage_dir: Path, pins: str) -> list[Change]:
     if "project" not in doc:
         return []
     tool = doc.setdefault("tool", tomlkit.table())
-    uv_table = tool.setdefault("uv", tomlkit.table())
-    if not isinstance(tool, Table | dict) or not isinstance(uv_table, Table | dict):
+    uv_table = tool.setdefault("uv", tomlkit.table()) if isinstance(tool, Table | dict) else None
+    if not isinstance(uv_table, Table | dict):
         raise StageError(f"{rel}: [tool.uv] is not a table", remedy="fix the file")
     existing = uv_table.get("constraint-dependencies", [])
+    existing = existing if isinstance(existing, list) else []
     wanted = [*(str(x) for x in existing), *pins.splitlines()]
     merged = tomlkit.array()
     merged.extend(dict.fromkeys(wanted))
