@@ -250,3 +250,24 @@ def test_the_briefing_shows_each_env_lock_digest(tmp_path: Path) -> None:
         Lock(unlocked="apt only (x)").as_json(),
         lock.as_json(),
     ]
+
+
+@pytest.mark.parametrize(
+    ("dockerfile", "files"),
+    [
+        ("FROM python:3.11-slim\nWORKDIR /app\nCOPY . .\nRUN apt-get install -y -f git && uv sync\nCMD [\"python\"]\n",
+         {"pyproject.toml": '[project]\nname = "app"\nversion = "0"\ndependencies = ["tinydep"]\n'
+          '[tool.uv]\nno-index = true\nfind-links = ["{url}"]\n'}),
+        ("FROM python:3.11-slim\nRUN pip install --no-index --find-links={url} tinydep\nCMD [\"python\"]\n", {}),
+    ],
+)  # fmt: skip
+def test_the_resolution_reads_the_index_the_build_reads(
+    index: PackageIndex, tmp_path: Path, dockerfile: str, files: dict[str, str]
+) -> None:
+    """A project's [tool.uv] index settings and a RUN's index options reach the resolution
+    (PyPI has no tinydep: without them the resolution fails)."""
+    files = {name: text.replace("{url}", index.url) for name, text in files.items()}
+    tree = space(tmp_path / "s", dockerfile.replace("{url}", index.url), files)
+    lock, _ = lock_env(tree, context(tmp_path))
+    assert lock.digest, lock
+    assert (tree / CONSTRAINTS_FILE).read_text() == "tinydep==1.0\n"

@@ -79,6 +79,7 @@ def gather(df: Dockerfile, stage_dir: Path) -> LockInputs:
     for file in tomls:
         for line in pyproject_requirements(file):
             found.add(line)
+        found.options += pyproject_index_options(file)
     for file in files:
         if file.suffix != ".toml":
             for kind, line in requirement_lines(file):
@@ -92,6 +93,7 @@ def gather(df: Dockerfile, stage_dir: Path) -> LockInputs:
         if instr.cmd == "RUN":
             for value in installed_packages(shell_text(instr)):
                 found.add(value)
+            found.options += run_index_options(shell_text(instr))
     return found
 
 
@@ -117,6 +119,45 @@ def own_constraints(df: Dockerfile, stage_dir: Path, tomls: list[Path]) -> Itera
                     yield from (s for k, s in requirement_lines(found) if k == "requirement")
     for file in tomls:
         yield from strings(table(read_toml(file), "tool", "uv").get("constraint-dependencies"))
+
+
+def pyproject_index_options(file: Path) -> list[str]:
+    """``[tool.uv]`` index settings (``index``, ``find-links``, ``no-index`` and the older
+    ``index-url``/``extra-index-url``) as requirements-file options."""
+    uv_table = table(read_toml(file), "tool", "uv")
+    options = ["--no-index"] if uv_table.get("no-index") is True else []
+    for index in uv_table.get("index", []) if isinstance(uv_table.get("index"), list) else []:
+        if isinstance(index, dict) and isinstance(index.get("url"), str):
+            flag = "--index-url" if index.get("default") is True else "--extra-index-url"
+            options.append(f"{flag} {index['url']}")
+    for key, flag in (("index-url", "--index-url"), ("extra-index-url", "--extra-index-url")):
+        options += [f"{flag} {url}" for url in strings(_listed(uv_table.get(key)))]
+    options += [f"--find-links {link}" for link in strings(uv_table.get("find-links"))]
+    return options
+
+
+def _listed(value: object) -> object:
+    return [value] if isinstance(value, str) else value
+
+
+def run_index_options(command: str) -> list[str]:
+    """Index options of the pip and uv install commands in a RUN's text."""
+    options = []
+    for words in shell_reader.simple_commands(command):
+        words = shell_reader.command_words(words)
+        tool = words[0].rsplit("/", 1)[-1] if words else ""
+        pip = tool.startswith("pip") or (tool.startswith("python") and words[1:3] == ["-m", "pip"])
+        if not (pip or tool == "uv") or "install" not in words:
+            continue
+        for at, word in enumerate(words):
+            name, eq, value = word.partition("=")
+            if name in _INDEX_OPTIONS and name != "--no-index":
+                value = value if eq else (words[at + 1] if at + 1 < len(words) else "")
+                if value and "$" not in value:
+                    options.append(f"{name} {value}")
+            elif word == "--no-index":
+                options.append(word)
+    return options
 
 
 def installs_python(df: Dockerfile, stage_dir: Path) -> bool:
