@@ -80,11 +80,16 @@ def installed(tree: Path, work: Path) -> str:
 
 
 def staged_env(checkout: Path, staging: Path, run: StageRun) -> Path:
-    """Stage the checkout's tiny_env into ``staging``; its staged tree."""
+    """Stage the checkout's tiny_env into ``staging``; its staged tree. Every recorded change
+    to its Dockerfile names the line of the staged file it is on, the lock's blocks included."""
     config = release_config(checkout, staging)
     [spec] = [s for s in discover_envs(checkout) if s.name == "tiny_env"]
     staged = stage_env(config, spec, PluginRegistry(get_plugin_manager()), run)
     assert staged.ok, staged.error
+    lines = (staged.staged_dir / "Dockerfile").read_text().splitlines()
+    for change in staged.changes:
+        if change.file == "Dockerfile" and change.line is not None and change.after:
+            assert lines[change.line - 1] == change.after.splitlines()[0], change
     return staged.staged_dir
 
 

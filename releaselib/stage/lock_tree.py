@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import tomlkit
@@ -81,6 +82,24 @@ def constrained_dockerfile(
                 df = df.apply(edit)
                 changes.append(Change(df.path, edit.start, own[name], value, _WHY))
     return df, changes
+
+
+def shifted(changes: list[Change], lock_changes: list[Change]) -> list[Change]:
+    """``changes`` recorded before the lock, their Dockerfile lines moved below the blocks the
+    lock inserted (lines of the new text, in order)."""
+    blocks = sorted(
+        (c.line, c.after.count("\n") + 1)
+        for c in lock_changes
+        if c.file == "Dockerfile" and c.line is not None and c.after.startswith("COPY ")
+    )
+    moved = []
+    for change in changes:
+        line = change.line
+        if change.file == "Dockerfile" and line is not None:
+            for start, count in blocks:
+                line += count if start <= line else 0
+        moved.append(replace(change, line=line))
+    return moved
 
 
 def uv_projects(df: Dockerfile, stage_dir: Path) -> list[Path]:

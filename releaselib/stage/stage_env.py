@@ -36,6 +36,7 @@ from releaselib.shell import run as default_run
 from releaselib.stage.gitfiles import GitFiles, list_files
 from releaselib.stage.lock import LockContext, lock_env
 from releaselib.stage.lock_files import check_poetry_locks, check_unused_uv_lock
+from releaselib.stage.lock_tree import shifted
 from releaselib.stage.secret_gate import scan_secrets
 from releaselib.stage.sources import STAGED_PATHS, lay_out, sources
 from releaselib.stage.staged_rewrites import rewrite_staged
@@ -162,7 +163,7 @@ def stage_env(
         if run.lock:
             context = LockContext(config.repo, config.ref, run.runner, run.lock_cache)
             lock, lock_changes = lock_env(work, context, env=spec.name, uv_lock=uv_lock)
-            changes += lock_changes
+            changes = [*shifted(changes, lock_changes), *lock_changes]
         elif uv_lock is not None:
             check_unused_uv_lock(work, spec.name, "--no-lock leaves it out (it would be stale)")
         check_sizes(work)
