@@ -1,8 +1,9 @@
 """Benchmark: a whole release of the 34-env corpus against the embedded Hub; peak memory and time.
 
-Run: ``python bench/release_34.py [--json PATH]``. Needs ../shared/openenv-snapshot. The corpus
-holds no env code, so every candidate ends in RUNTIME_ERROR and is pinned: the run exercises
-stage, deploy, wait, verify, promote, collection, pin and report for 34 envs. Peak memory is
+Run: ``python bench/release_34.py [--json PATH] [--no-lock]``. Needs
+../shared/openenv-snapshot. The corpus holds no env code, so every candidate ends in
+RUNTIME_ERROR and is pinned: the run exercises stage, deploy, wait, verify, promote, collection,
+pin and report for 34 envs. Peak memory is
 this process's maximum resident set (the tool and the embedded Hub together; the Space
 processes are children and not counted).
 """
@@ -34,6 +35,7 @@ from tests.corpus import SNAPSHOT, materialise
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--no-lock", action="store_true", help="stage without the lock")
     args = parser.parse_args()
     if not (SNAPSHOT / "envs").is_dir():
         print(f"skip: no corpus at {SNAPSHOT}")
@@ -46,7 +48,10 @@ def main() -> int:
         ))
         hub = Hub.connect(local.endpoint, token=local.token)
         ledger = Ledger.load(default_path(config), release_key(config))
-        options = ReleaseOptions(timeout=5.0, wait=600.0, interval=1.0)
+        options = ReleaseOptions(
+            timeout=5.0, wait=600.0, interval=1.0, lock=not args.no_lock,
+            allow_embedded_hub=True,  # the checkout is a temp copy: pin may write it
+        )
         start = time.perf_counter()
         run = Release(config, resolution, hub, PluginRegistry(get_plugin_manager()), ledger,
                       options).run(select_envs(discover_envs(checkout), []))

@@ -20,6 +20,7 @@ HERE = Path(__file__).resolve().parent
 BENCHMARKS = (
     "startup",
     "stage_corpus",
+    "lock_corpus",
     "deploy_requests",
     "verify_30",
     "verify_vs_upstream",

@@ -1,4 +1,5 @@
 """Benchmark: stage the 34-env corpus; print envs/s, files, bytes, CPU and wall time.
+Without the lock (``--no-lock``): ``bench/lock_corpus.py`` measures what locking adds.
 
 Run: ``python bench/stage_corpus.py [--repeat N] [--json PATH]`` (or ``nox -s bench``).
 Needs ../shared/openenv-snapshot beside the project.
@@ -18,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.stage.discover import discover_envs, select_envs
-from releaselib.stage.stage_env import stage_envs
+from releaselib.stage.stage_env import StageRun, stage_envs
 from tests.corpus import SNAPSHOT, materialise
 
 
@@ -51,7 +52,7 @@ def main() -> int:
         runs = []
         for _ in range(args.repeat):
             wall, cpu = time.perf_counter(), time.process_time()
-            staged = stage_envs(config, specs, registry)
+            staged = stage_envs(config, specs, registry, StageRun(lock=False))
             runs.append((time.perf_counter() - wall, time.process_time() - cpu))
         best_wall, best_cpu = min(runs)
     result = {

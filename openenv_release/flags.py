@@ -17,7 +17,8 @@ RELEASE_STEPS = "stage, deploy, verify, promote, collection, pin, report"
 FLAG_HELP = {
     "repo": "OpenEnv checkout (default: OPENENV_RELEASE_REPO, else the current directory if it "
     "is one)",
-    "env": "env to work on (repeatable; default: every env folder, one that cannot deploy named with its reason)",
+    "env": "env to work on (repeatable; default: every env folder, one that cannot deploy "
+    "named with its reason)",
     "all": "every env folder (the default when no --env is given)",
     "version": "release version (default: the checkout's pyproject version)",
     "namespace": "Hub namespace of the Spaces (default: openenv)",
@@ -48,6 +49,8 @@ FLAG_HELP = {
     "or the ledger (default: wait for it)",
     "allow_secret": "a checkout file whose secret-scan finding is a known false positive "
     "(repeatable; recorded in the ledger and the briefing)",
+    "no_lock": "stage without locking dependencies: every build then resolves them afresh (the "
+    "board and the briefing say so)",
     "keep": "the rehearsal's folder (checkout, staging, ledger, briefing; default: a new temp dir)",
 }
 

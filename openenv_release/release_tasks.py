@@ -85,6 +85,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
         "no_wait",
         "allow_secret",
         "allow_embedded_hub",
+        "no_lock",
     ),
 )
 def release(
@@ -108,6 +109,7 @@ def release(
     no_wait: bool = False,
     allow_secret: list[str] | None = None,
     allow_embedded_hub: bool = False,
+    no_lock: bool = False,
 ) -> None:
     """The whole release, resumable: stage, deploy, verify, promote, collection, pin, report.
 
@@ -133,6 +135,7 @@ def release(
             create_missing=create_missing,
             commit_pins=commit_pins,
             allow_embedded_hub=allow_embedded_hub,
+            lock=not no_lock,
         )
         config, resolution = release_tuple(
             c,
@@ -281,6 +284,7 @@ def report(
         "allow_secret",
         "timeout",
         "wait",
+        "no_lock",
         repo="an OpenEnv checkout to rehearse instead of the bundled examples/ (a private copy "
         "of what git tracks there; the checkout is never written)",
         builder="the embedded Hub's builder: host (the tool's own Python; the default without "
@@ -308,6 +312,7 @@ def rehearse(
     allow_secret: list[str] | None = None,
     timeout: str | None = None,
     wait: str | None = None,
+    no_lock: bool = False,
 ) -> None:
     """A whole release against the embedded Hub, no account: of examples/, or of --repo PATH.
 
@@ -367,6 +372,7 @@ def rehearse(
                 build_jobs=jobs,
                 allowed_secrets=allowed,
                 kept=keep is not None,
+                lock=not no_lock,
                 **waits,
                 on_progress=board.update,
             )

@@ -84,6 +84,7 @@ def envs(c: Context, repo: str | None = None, json: bool = False) -> None:
         "json",
         "no_wait",
         "allow_secret",
+        "no_lock",
     ),
 )
 def stage(
@@ -101,6 +102,7 @@ def stage(
     json: bool = False,
     no_wait: bool = False,
     allow_secret: list[str] | None = None,
+    no_lock: bool = False,
 ) -> None:
     """Stage envs into Space-ready trees (the checkout is never modified)."""
     from releaselib.ledger.paths import default_path
@@ -124,7 +126,7 @@ def stage(
         console = consoles(json)
         out.print_tuple(console, config, resolution)
         specs = select_envs(discover_envs(config.repo), [] if all_ else env or [])
-        run = StageRun(allow_flags(allow_secret or [], config.repo))
+        run = StageRun(allow_flags(allow_secret or [], config.repo), lock=not no_lock)
         with run_locks(
             config.staging_dir, default_path(config), wait=not no_wait, on_wait=console.print
         ):
@@ -164,6 +166,7 @@ def stage(
         "json",
         "no_wait",
         "allow_secret",
+        "no_lock",
     ),
 )
 def deploy(
@@ -185,6 +188,7 @@ def deploy(
     json: bool = False,
     no_wait: bool = False,
     allow_secret: list[str] | None = None,
+    no_lock: bool = False,
 ) -> None:
     """Stage, then push private candidate Spaces, sending only what changed.
 
@@ -217,7 +221,7 @@ def deploy(
         registry = plugin_registry()
         fence = canonical_fence(config, registry)
         target = check_repo_id(repo_id, [s.name for s in specs], fence) if repo_id else None
-        run = StageRun(allow_flags(allow_secret or [], config.repo))
+        run = StageRun(allow_flags(allow_secret or [], config.repo), lock=not no_lock)
         ledger_file = ledger_path(config, ledger)
         ids = [target or config.space_id(s.name) for s in specs]
         with (

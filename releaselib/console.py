@@ -284,4 +284,5 @@ def print_board(console: Console, rows: Sequence[Row]) -> None:
     console.print(LEGEND)
     for row in rows:
         line = f"{row.env} ({row.runtime or 'no runtime'}): next, {row.next_action}"
+        line += f"; not locked: {row.unlocked}" if row.unlocked else ""
         console.print(escape(line), soft_wrap=True)

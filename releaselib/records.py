@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -188,6 +188,22 @@ class Change:
 
 
 @dataclass(frozen=True)
+class Lock:
+    """An env's locked dependencies: the digest of its constraints file (``digest``, with
+    ``packages`` pins for ``python``), or why it is not locked (``unlocked``); ``note`` names
+    what stays unlocked in a lock (OpenEnv's own dependencies, direct URL requirements)."""
+
+    digest: str | None = None
+    packages: int = 0
+    python: str | None = None
+    unlocked: str | None = None
+    note: str | None = None
+
+    def as_json(self) -> dict[str, object]:
+        return {k: v for k, v in asdict(self).items() if v not in (None, 0)}
+
+
+@dataclass(frozen=True)
 class EnvSpec:
     """An env directory found under ``envs/`` of an OpenEnv checkout."""
 
@@ -280,6 +296,7 @@ class StagedSpace:
     modified: tuple[str, ...] = ()
     untracked: tuple[str, ...] = ()
     allowed_secrets: tuple[SecretFinding, ...] = ()
+    lock: Lock | None = None
 
     @property
     def worktree(self) -> str | None:
@@ -329,6 +346,7 @@ class StagedSpace:
             "untracked": list(self.untracked),
             "worktree": self.worktree,
             "allowed_secrets": [f.as_json() for f in self.allowed_secrets],
+            "lock": self.lock.as_json() if self.lock is not None else None,
         }
 
 

@@ -138,6 +138,7 @@ def rehearse(
     timeout: float | None = None,
     on_progress: Progress | None = None,
     kept: bool = False,
+    lock: bool = True,
 ) -> Rehearsal:
     """Run the rehearsal in ``workdir`` (which must not exist yet) and report how it ended.
 
@@ -151,7 +152,8 @@ def rehearse(
     gets release's defaults. ``on_progress(space_id, stage)`` hears each Space's upload,
     build and run stages, probing and verdict, as release's live board does.
     ``kept``: ``workdir`` outlives the rehearsal (``--keep``); else nothing printed or returned
-    names a path in it or a command that needs it or the stopped Hub.
+    names a path in it or a command that needs it or the stopped Hub. ``lock``: False for
+    release's ``--no-lock``.
     """
     check_keep(workdir, repo)
     if repo is None:
@@ -192,6 +194,7 @@ def rehearse(
             rehearsal=builder,
             allowed_secrets=allowed_secrets,
             allow_embedded_hub=True,  # the private copy: its next commands may pin it too
+            lock=lock,
         )
         if repo is None:  # timings tuned to slow_env; a real checkout gets release's own
             tuned = 300.0 if builder in ("host", "venv") else 900.0  # image builds take minutes

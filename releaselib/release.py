@@ -61,6 +61,8 @@ class ReleaseOptions:
     rehearsal: str | None = None
     #: pin may write the checkout on the embedded Hub's verdicts (``--allow-embedded-hub``)
     allow_embedded_hub: bool = False
+    #: lock each env's dependencies at staging (``--no-lock``: False)
+    lock: bool = True
 
     def __post_init__(self) -> None:
         for flag, step in (("--from", self.from_step), ("--until", self.until_step)):
@@ -171,7 +173,7 @@ class Release:
     def stage(self, specs: Sequence[EnvSpec]) -> list[StagedSpace]:
         """Stage every env (cheap and deterministic); a changed env is redone from deploy."""
         staged = []
-        run = StageRun(self.options.allowed_secrets)
+        run = StageRun(self.options.allowed_secrets, lock=self.options.lock)
         for spec in specs:
             result = stage_env(self.config, spec, self.registry, run)
             staged.append(result)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import subprocess
 from pathlib import Path
 
 import dockerfile
@@ -30,6 +31,18 @@ def materialise(dest: Path) -> Path:
             path.touch()
     add_copy_stand_ins(dest)
     return dest
+
+
+def git_materialise(dest: Path) -> Path:
+    """``materialise``, committed as a git repository on ``main`` (what a release ref names)."""
+    checkout = materialise(dest)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "corpus"]):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", *args],
+            cwd=checkout,
+            check=True,
+        )
+    return checkout
 
 
 def add_copy_stand_ins(checkout: Path) -> None:

@@ -13,7 +13,7 @@ from packaging.requirements import Requirement
 
 from releaselib.options import Options, build_config
 from releaselib.stage.discover import discover_envs, select_envs
-from releaselib.stage.stage_env import stage_envs
+from releaselib.stage.stage_env import StageRun, stage_envs
 from tests.corpus import materialise, tree_digest
 from tests.helpers import builtin_registry
 
@@ -39,7 +39,8 @@ def staged(tmp_path_factory: pytest.TempPathFactory):
         )
     )
     registry = builtin_registry()
-    results = stage_envs(config, select_envs(discover_envs(checkout), []), registry)
+    # without the lock, which resolves against PyPI: tests/test_lock_corpus.py (slow) locks
+    results = stage_envs(config, select_envs(discover_envs(checkout), []), registry, StageRun(lock=False))
     return config, results, before, tree_digest(checkout)
 
 

@@ -220,6 +220,7 @@ def env_report(
         "allowed_secrets": list(stage.get("allowed_secrets", [])),
         "fixes": applied_fixes(stage),
         "after_promotion": canonical_rows(ledger, entry),
+        "lock": dict(stage.get("lock") or {}),  # digest, packages, python; or unlocked: why
     }
 
 
@@ -347,6 +348,11 @@ def build_report(
             for e in envs
             if e["outcome"] == "INCONCLUSIVE"
         ],
+        "unlocked": [
+            {"env": e["env"], "reason": unlocked_reason(e["lock"]["unlocked"])}
+            for e in envs
+            if e["lock"].get("unlocked")
+        ],
         "evidence": [
             {
                 "env": e["env"],
@@ -367,6 +373,13 @@ def build_report(
         # written from the ledger alone: release runs from the checkout, which finds it
         "reproduce_from": FROM_CHECKOUT if commands.needs_checkout("release") else None,
     }
+
+
+def unlocked_reason(reason: str) -> str:
+    """Why an env's dependencies are not locked, for a reader of the briefing."""
+    if reason == "--no-lock":
+        return "--no-lock: staged without a lock, so every build resolves its dependencies afresh"
+    return reason
 
 
 def render_briefing(report: Mapping[str, Any]) -> str:

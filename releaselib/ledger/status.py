@@ -13,7 +13,9 @@ from releaselib.ledger.commands import Commands
 from releaselib.ledger.ledger import EnvEntry, Ledger
 from releaselib.ledger.report import NO_TOKEN, current_promote, data, outcome
 
-COLUMNS = ("staged", "deployed", "built", "reset", "step", "promoted", "collected", "pinned")
+COLUMNS = (
+    "staged", "locked", "deployed", "built", "reset", "step", "promoted", "collected", "pinned"
+)  # fmt: skip
 #: Runtime stages that mean the image was built (a RUNTIME_ERROR is built; it failed to run).
 BUILT = frozenset({"APP_STARTING", "RUNNING", "SLEEPING", "RUNTIME_ERROR"})
 NOT_BUILT = frozenset({"BUILD_ERROR", "CONFIG_ERROR", "NO_APP_FILE"})
@@ -39,6 +41,7 @@ class Row:
     cells: Mapping[str, Cell]
     runtime: str | None
     next_action: str
+    unlocked: str | None = None  # why the env's dependencies are not locked
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -46,6 +49,7 @@ class Row:
             **{c: self.cells[c].name.lower() for c in COLUMNS},
             "runtime": self.runtime,
             "next": self.next_action,
+            "unlocked": self.unlocked,
         }
 
 
@@ -55,6 +59,20 @@ def step_cell(entry: EnvEntry, step: str) -> Cell:
     if record is None:
         return Cell.PENDING
     return Cell.DONE if record.status == "done" else Cell.FAILED
+
+
+def locked_cell(entry: EnvEntry) -> Cell:
+    """✓ staged with a lock, ✗ its resolution failed, - not lockable, ``--no-lock`` or staging
+    failed, · not staged yet (or staged before locks were recorded)."""
+    lock = data(entry, "stage").get("lock") or {}
+    if step_cell(entry, "stage") is Cell.FAILED:
+        return Cell.SKIPPED
+    if step_cell(entry, "stage") is Cell.PENDING or not lock:
+        return Cell.PENDING
+    if lock.get("digest"):
+        return Cell.DONE
+    failed = str(lock.get("unlocked")).startswith("resolution failed")
+    return Cell.FAILED if failed else Cell.SKIPPED
 
 
 def built_cell(entry: EnvEntry, runtime: str | None) -> Cell:
@@ -192,6 +210,7 @@ def board(
         reset, step = check_cells(entry)
         cells = {
             "staged": step_cell(entry, "stage"),
+            "locked": locked_cell(entry),
             "deployed": step_cell(entry, "deploy"),
             "built": built_cell(entry, runtime),
             "reset": reset,
@@ -205,7 +224,8 @@ def board(
             "pinned": decided_cell(entry, "pin", pin.get("decision") == "pinned", failed),
         }
         shown = NO_TOKEN if anonymous and space_id and space_id not in runtimes else runtime
-        rows.append(Row(name, cells, shown, next_action(entry, cells, commands)))
+        unlocked = (data(entry, "stage").get("lock") or {}).get("unlocked")
+        rows.append(Row(name, cells, shown, next_action(entry, cells, commands), unlocked))
     return rows
 
 

@@ -51,6 +51,7 @@ def record_stage(ledger: Ledger, result: StagedSpace) -> bool:
         fixes=[f.as_json() for f in result.fixes],
         error=result.error,
         allowed_secrets=[f.as_json() for f in result.allowed_secrets],
+        lock=result.lock.as_json() if result.lock is not None else None,
     )
     return True
 

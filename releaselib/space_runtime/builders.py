@@ -150,11 +150,13 @@ class VenvBuilder(_LocalProcess):
         for install in installs:
             out.write(f"--> line {install.line}: {install.command}\n")
             out.flush()
-            self._run(
-                ["pip", "install", "--python", python, "--override", str(overrides), *install.args],
-                out,
-                deadline,
-            )
+            pins: list[str] = []
+            if install.pins:  # uv sync's [tool.uv] constraint-dependencies
+                pinned = env_dir / f"constraints-line-{install.line}.txt"
+                pinned.write_text("".join(f"{pin}\n" for pin in install.pins))
+                pins = ["--constraint", str(pinned)]
+            command = ["pip", "install", "--python", python, "--override", str(overrides)]
+            self._run([*command, *pins, *install.args], out, deadline)
 
     def _overrides(self, installs: Sequence[Install], out: IO[str], deadline: float) -> list[str]:
         """OpenEnv git requirements -> the checkout's wheel (or the registry's release)."""

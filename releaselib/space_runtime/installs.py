@@ -65,6 +65,7 @@ class Install:
     args: tuple[str, ...]
     requirements: tuple[str, ...]
     command: str
+    pins: tuple[str, ...] = ()  # constraints given as lines ([tool.uv] constraint-dependencies)
 
 
 def plan_installs(layout: Layout) -> list[Install]:
@@ -144,6 +145,8 @@ def _install(words: list[str], run: RunStep, root: Path) -> Install | None:
 
 
 def _uv_sync(flags: list[str], run: RunStep, root: Path) -> Install:
+    """``uv sync`` takes constraints only from the project's ``[tool.uv]
+    constraint-dependencies`` (it reads no UV_CONSTRAINT), so those are its pins."""
     project = _mapped(".", run, root)
     if "--no-install-project" in flags:
         args: tuple[str, ...] = ("-r", str(project / "pyproject.toml"))
@@ -152,7 +155,17 @@ def _uv_sync(flags: list[str], run: RunStep, root: Path) -> Install:
     else:
         args = ("-e", str(project))
     command = " ".join(["uv", "sync", *flags])
-    return Install(run.line, "uv", args, _project_requirements(project), command)
+    uv_table = _tool_uv(project)
+    pins = tuple(p for p in uv_table.get("constraint-dependencies", ()) if isinstance(p, str))
+    return Install(run.line, "uv", args, _project_requirements(project), command, pins)
+
+
+def _env_constraints(tool: str, run: RunStep, root: Path) -> list[str]:
+    """``-c`` arguments for the constraints files the stage's environment names, as the tool
+    reads them: pip ``PIP_CONSTRAINT``, ``uv pip`` ``UV_CONSTRAINT`` (each a space-separated
+    list of files)."""
+    value = run.scope.get("PIP_CONSTRAINT" if tool == "pip" else "UV_CONSTRAINT", "")
+    return [arg for path in value.split() for arg in ("-c", str(_mapped(path, run, root)))]
 
 
 def _pip_install(words: list[str], tool: str, run: RunStep, root: Path) -> Install:
@@ -182,6 +195,7 @@ def _pip_install(words: list[str], tool: str, run: RunStep, root: Path) -> Insta
             args.append(word)
             requirements.append(word)
     command = " ".join([*(["uv", "pip"] if tool == "uv" else ["pip"]), "install", *words])
+    args += _env_constraints(tool, run, root)
     return Install(run.line, tool, tuple(args), tuple(requirements), command)
 
 
@@ -201,6 +215,17 @@ def _project_table(project: Path) -> dict[str, Any]:
     except (OSError, tomllib.TOMLDecodeError):
         return {}
     table = data.get("project", {})
+    return table if isinstance(table, dict) else {}
+
+
+def _tool_uv(project: Path) -> dict[str, Any]:
+    """The ``[tool.uv]`` table of ``project``'s pyproject.toml ({} if none)."""
+    try:
+        data = tomllib.loads((project / "pyproject.toml").read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+    tool = data.get("tool")
+    table = tool.get("uv") if isinstance(tool, dict) else None
     return table if isinstance(table, dict) else {}
 
 

@@ -28,11 +28,15 @@ from releaselib.records import (
     EnvSpec,
     Finding,
     Fix,
+    Lock,
     StagedSpace,
 )
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
 from releaselib.stage.gitfiles import GitFiles, list_files
+from releaselib.stage.lock import LockContext, lock_env
+from releaselib.stage.lock_files import check_poetry_locks, check_unused_uv_lock
+from releaselib.stage.lock_tree import shifted
 from releaselib.stage.secret_gate import scan_secrets
 from releaselib.stage.sources import STAGED_PATHS, lay_out, sources
 from releaselib.stage.staged_rewrites import rewrite_staged
@@ -59,10 +63,13 @@ MAX_FILE_BYTES = 50_000_000
 @dataclass
 class StageRun:
     """What the envs of one staging run share: the checkout's git listing, the secret
-    scanner's memory, and the secrets allowed by ``--allow-secret``."""
+    scanner's memory, the secrets allowed by ``--allow-secret``, and whether to lock each
+    env's dependencies (``--no-lock`` opts out; ``lock_cache`` overrides the user's cache)."""
 
     allowed: tuple[AllowedSecret, ...] = ()
     runner: Runner = default_run
+    lock: bool = True
+    lock_cache: Path | None = None
     _listings: dict[Path, GitFiles | None] = field(default_factory=dict)
     _scanner: Scanner | None = None
 
@@ -126,6 +133,7 @@ def stage_env(
     listing = None
     work = None
     fixes: list[AppliedFix] = []
+    lock = Lock(unlocked="--no-lock")
     findings: list[Finding] = []
     checks: list[str] = []
     try:
@@ -142,6 +150,7 @@ def stage_env(
         work = Path(tempfile.mkdtemp(prefix=temp_prefix(final_dir, "new"), dir=final_dir.parent))
         changes = lay_out(found, work)
         changes += rewrite_staged(config, spec, work)
+        check_poetry_locks(work, changes, spec.name)
         for fix in registry.fixes(spec.name):
             with plugin_failures(fix):
                 done = fix.record.apply(work)
@@ -149,6 +158,14 @@ def stage_env(
                 # plugin text goes into the ledger and the briefing: one line, no Hub token
                 did = short(redact(done), 160)
                 fixes.append(AppliedFix(fix.record.name, short(redact(fix.record.why), 160), did))
+        own = spec.path / "uv.lock"
+        uv_lock = own if own.is_file() else None
+        if run.lock:
+            context = LockContext(config.repo, config.ref, run.runner, run.lock_cache)
+            lock, lock_changes = lock_env(work, context, env=spec.name, uv_lock=uv_lock)
+            changes = [*shifted(changes, lock_changes), *lock_changes]
+        elif uv_lock is not None:
+            check_unused_uv_lock(work, spec.name, "--no-lock leaves it out (it would be stale)")
         check_sizes(work)
         for check in registry.checks():
             with plugin_failures(check):
@@ -176,6 +193,7 @@ def stage_env(
         findings=tuple(findings),
         changes=tuple(changes),
         error=f"{spec.name}: {error}" if error else None,
+        lock=lock,
     )
 
 
