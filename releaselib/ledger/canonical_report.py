@@ -22,6 +22,8 @@ def canonical_rows(ledger: Ledger, entry: EnvEntry) -> list[dict[str, Any]]:
     if checked is not None and checked.data.get("promoted_at") != promote.at:
         checks = {}  # a check of an earlier promotion
     restores = {r["target"]: r for r in (rolled.data.get("restores", []) if rolled else [])}
+    staged = entry.get("stage")
+    lock = (staged.data.get("lock") or {}) if staged else {}
     rows = []
     for p in promote.data.get("promotions", []):
         if p.get("status") not in ("promoted", "current"):
@@ -36,9 +38,9 @@ def canonical_rows(ledger: Ledger, entry: EnvEntry) -> list[dict[str, Any]]:
                 "target": target,
                 "previous": (recorded.get(target) or p.get("before") or {}).get("head"),
                 "promoted": check.get("promoted") or p.get("pushed"),
-                # from other work: the OpenEnv sha and lock digest the canonical builds
+                # from other work: the OpenEnv sha the canonical builds
                 "openenv_sha": None,
-                "lock_digest": None,
+                "lock_digest": lock.get("digest"),
                 "outcome": check.get("outcome") or "not verified",
                 "reason": check.get("reason") or "",
                 "evidence": check.get("evidence") or {},
