@@ -106,6 +106,7 @@ def release_key(config: ReleaseConfig) -> dict[str, Any]:
         "version": config.version,
         "suffix": config.suffix,
         "ref": config.ref,
+        "sha": config.sha,
         "dist": config.dist,
     }
 

@@ -20,6 +20,7 @@ from releaselib.ledger.paths import default_path
 from releaselib.localhub import Fault, LocalHub, Scenario
 from releaselib.options import Options, build_config
 from releaselib.release import release_key
+from tests.helpers import offline
 
 PROJECT = Path(__file__).resolve().parents[1]
 #: every task that reaches the Hub, with the flags it needs besides --repo/--staging-dir/--hub-endpoint
@@ -59,7 +60,7 @@ def test_a_hub_that_is_down_is_one_stderr_line_naming_the_endpoint(task: str, do
          "--repo", str(PROJECT / "examples"), "--staging-dir", str(staging), "--hub-endpoint", endpoint],
         capture_output=True, text=True, timeout=120,
         env={"PATH": "/usr/bin:/bin", "HOME": str(home), "HF_HOME": str(home / "hf"), "HF_TOKEN": "hf_" + "x" * 34,
-             "PYTHONPATH": str(PROJECT), "OPENENV_RELEASE_REMOTE": str(staging.parent / "no-remote")},
+             "PYTHONPATH": str(PROJECT), **offline(staging.parent)},
     )
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr and "Retrying" not in result.stderr and "thrown while" not in result.stderr

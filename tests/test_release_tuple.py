@@ -17,6 +17,7 @@ from tests.test_bad_input import assert_one_line, run
 
 checkout = test_bad_input.checkout  # fixtures shared with those modules
 remote = test_refs.remote
+work = test_refs.work
 
 
 @pytest.mark.parametrize(
@@ -127,9 +128,11 @@ def test_an_explicit_ref_differs_from_the_version_and_shows_its_resolution(
 ) -> None:
     config, resolution = configure(checkout, tmp_path, remote, version="0.2.2", ref="v0.3.1")
     assert (config.version, config.ref, config.dist) == ("0.2.2", "v0.3.1", "openenv")
+    assert config.sha == resolution.sha and config.pin_label == f"v0.3.1 at {config.sha[:12]}"
     assert resolution.reason == f"--ref v0.3.1: tag or branch found on {remote}"
-    sha, resolution = configure(checkout, tmp_path, remote, version="0.2.2", ref="abcdef1234")
-    assert sha.ref == "abcdef1234" and resolution.reason == "--ref abcdef1234: a commit sha"
+    sha, resolution = configure(checkout, tmp_path, remote, version="0.2.2", ref=config.sha)
+    assert (sha.ref, sha.sha) == (config.sha, config.sha)
+    assert resolution.reason == f"--ref {config.sha}: a commit sha {remote} has"
     with pytest.raises(UsageError, match="--ref feature-x: no such tag or branch"):
         configure(checkout, tmp_path, remote, version="0.2.2", ref="feature-x")
 
@@ -147,8 +150,10 @@ def test_the_ref_flag_is_on_stage_and_release(checkout: Path, tmp_path: Path, re
     )
     assert result.returncode == 0, result.stderr
     assert "--ref v0.3.1: tag or branch found on" in result.stdout
+    sha = test_refs.sha_of("v0.3.1", remote)
+    assert f"v0.3.1 at {sha[:12]}" in result.stdout
     assert (
-        "git+https://github.com/huggingface/OpenEnv.git@v0.3.1"
+        f"git+https://github.com/huggingface/OpenEnv.git@{sha}"
         in (tmp_path / "staging" / "openenv" / "a_env-0.2.2" / "pyproject.toml").read_text()
     )
     helped = run(checkout, tmp_path, "release", "--help")

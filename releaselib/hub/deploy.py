@@ -206,7 +206,7 @@ def foreign(hub: Hub, space: RemoteSpace, remote: dict[str, RemoteFile]) -> str 
 
 def commit_message(config: ReleaseConfig, env: str) -> str:
     return (
-        f"Release {env} {config.version} (OpenEnv ref {config.ref}){OWN_MARK}{__version__}"
+        f"Release {env} {config.version} (OpenEnv {config.pin_label}){OWN_MARK}{__version__}"
     )
 
 
