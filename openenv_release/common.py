@@ -111,7 +111,7 @@ def decision_setup(
     console, and the ledger whose verdicts they act on."""
     from releaselib import console as out
 
-    config, resolution = release_tuple(c, **flags)
+    config, resolution = release_tuple(c, ledger=given, **flags)
     console = consoles(as_json)
     out.print_tuple(console, config, resolution)
     remedy = "run `verify` first, or pass --ledger PATH"

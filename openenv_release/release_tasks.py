@@ -135,6 +135,7 @@ def release(
         )
         config, resolution = release_tuple(
             c,
+            ledger=ledger,
             repo=repo,
             version=version,
             ref=ref,
@@ -204,6 +205,7 @@ def status(
     with reported():
         config, _ = release_tuple(
             c,
+            ledger=ledger,
             repo=repo,
             version=version,
             namespace=namespace,
@@ -243,6 +245,7 @@ def report(
     with reported():
         config, resolution = release_tuple(
             c,
+            ledger=ledger,
             repo=repo,
             version=version,
             namespace=namespace,

@@ -202,6 +202,7 @@ def deploy(
     with reported():
         config, resolution = release_tuple(
             c,
+            ledger=ledger,
             repo=repo,
             version=version,
             namespace=namespace,

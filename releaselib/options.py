@@ -14,7 +14,9 @@ from typing import Any
 
 from releaselib import config as cfg
 from releaselib.errors import UsageError
+from releaselib.ledger.paths import ledger_name
 from releaselib.records import SPACE_ID
+from releaselib.release_pin import check_recorded, recorded_pin
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
 from releaselib.space_ids import check_suffix, refuse_token
@@ -43,6 +45,8 @@ class Options:
     remote: str | None = None
     ref: str | None = None
     dist: str | None = None
+    #: ``--ledger``: where the release may already record its pin (default: the staging dir's)
+    ledger: str | None = None
     private: bool | None = None
     jobs: int | None = None
 
@@ -179,7 +183,16 @@ def build_config(
     ref = pick("ref", options.ref, conf)
     dist = pick("dist", options.dist, conf)
     dist = None if dist is None else str(dist)
-    if rehearsal:
+    namespace = check_namespace(
+        "--namespace", str(pick("namespace", options.namespace, conf, cfg.DEFAULT_NAMESPACE))
+    )
+    staging = Path(str(pick("staging_dir", options.staging_dir, conf, "hf-staging")))
+    ledger = Path(options.ledger) if options.ledger else None
+    ledger = ledger or staging.expanduser() / ledger_name(namespace, version, suffix)
+    recorded = recorded_pin(ledger, namespace, version, suffix)
+    if recorded is not None:
+        resolution = check_recorded(recorded, ref=ref, dist=dist)
+    elif rehearsal:
         resolution = resolve_head(repo, runner=runner, dist=dist)
     else:
         resolution = resolve_ref(
@@ -193,9 +206,6 @@ def build_config(
     if version_note:
         warning = f"{version_note}; {resolution.warning}" if resolution.warning else version_note
         resolution = replace(resolution, warning=warning)
-    namespace = check_namespace(
-        "--namespace", str(pick("namespace", options.namespace, conf, cfg.DEFAULT_NAMESPACE))
-    )
     private = pick("private", options.private, conf, True)
     jobs = check_jobs(pick("jobs", options.jobs, conf, 4))
     release = cfg.ReleaseConfig(
@@ -216,9 +226,7 @@ def build_config(
         if isinstance(private, bool)
         else str(private).lower() in {"1", "true", "yes"},
         hub_tag=str(pick("hub_tag", options.hub_tag, conf, cfg.DEFAULT_HUB_TAG)),
-        staging_dir=check_staging_dir(
-            Path(str(pick("staging_dir", options.staging_dir, conf, "hf-staging"))), repo
-        ),
+        staging_dir=check_staging_dir(staging, repo),
         hub_endpoint=hub_endpoint(pick("hub_endpoint", options.hub_endpoint, conf)),
         jobs=jobs,
     )

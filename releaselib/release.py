@@ -107,6 +107,7 @@ def release_key(config: ReleaseConfig) -> dict[str, Any]:
         "suffix": config.suffix,
         "ref": config.ref,
         "sha": config.sha,
+        "ref_reason": config.ref_reason,
         "dist": config.dist,
     }
 

@@ -43,6 +43,8 @@ SCHEMA = 1
 STEPS = ("stage", "deploy", "verify", "promote", "collection", "pin", "cleanup")
 STATUSES = ("done", "failed")
 RELEASE_KEYS = ("namespace", "version", "suffix")
+#: The OpenEnv pin the release resolved once (``releaselib.stage.recorded_pin``).
+PIN_KEYS = ("ref", "sha", "ref_reason", "dist")
 _STAMPED = frozenset({"status", "at", "attempt", "run"})
 
 Status = Literal["done", "failed"]
@@ -120,7 +122,22 @@ class Ledger:
                     _write(path, {**fresh, "updated": now, "envs": {}})
         data = _read(path)
         _check_release(path, data["release"], release)
-        return cls(path, data)
+        ledger = cls(path, data)
+        if release.get("sha") and not data["release"].get("sha"):
+            ledger._record_pin(release)
+        return ledger
+
+    def _record_pin(self, release: Mapping[str, Any]) -> None:
+        """Record the OpenEnv pin (ref, sha, why, dist) in a ledger made without one (by
+        ``verify``, or before pins were shas); a pin recorded already is never replaced."""
+        pin = {key: release[key] for key in PIN_KEYS if key in release}
+
+        def change(current: dict[str, Any]) -> dict[str, Any]:
+            if current["release"].get("sha"):
+                return current
+            return {**current, "release": {**current["release"], **pin}}
+
+        self._commit(change)
 
     def env(self, name: str) -> EnvEntry:
         """A snapshot of ``name``'s records (empty if it has none)."""
@@ -383,6 +400,14 @@ def _check_release(path: Path, recorded: Mapping[str, Any], release: Mapping[str
         raise LedgerError(
             f"{path} records release {_show(theirs)}, not this run's {_show(ours)}",
             remedy="pass --ledger PATH for this release, or rerun with the recorded tuple",
+        )
+    pinned, sha = recorded.get("sha"), release.get("sha")
+    if pinned and sha and pinned != sha:
+        raise LedgerError(
+            f"{path} records the OpenEnv pin {pinned}, not this run's {sha}: a release pins "
+            "one commit",
+            remedy="rerun without --ref (the ledger's pin is used), or pass --ledger PATH for "
+            "another release",
         )
 
 
