@@ -176,3 +176,30 @@ def test_verify_takes_its_tuple_from_the_ledger_and_refuses_one_it_cannot_read(
     with pytest.raises(UsageError) as refused:
         verify_config(Options(staging_dir=str(tmp_path)), ledger=str(path))
     assert refused.value.message.startswith(f"--ledger {path}: ledger schema {SCHEMA + 1} is newer")
+
+
+def test_a_dist_that_cannot_be_read_at_the_pinned_commit_needs_the_dist_flag(
+    checkout: Path, tmp_path: Path
+) -> None:
+    """The checkout is no git repository and the remote cannot be read: nothing can tell what
+    the commit publishes, and the checkout's own name is never taken for it."""
+    sha = "2" * 40
+    unread = run(checkout, tmp_path, "stage", "--ref", sha, OPENENV_RELEASE_DIST="")
+    assert_one_line(unread, 2, "cannot read the distribution name at 222222222222", "--dist")
+    given = run(checkout, tmp_path, "stage", "--ref", sha, "--dist", "openenv-core", OPENENV_RELEASE_DIST="")
+    assert given.returncode == 0, given.stderr
+    pyproject = (tmp_path / "staging" / "openenv" / "a_env-0.2.2" / "pyproject.toml").read_text()
+    assert f"openenv-core[core] @ git+https://github.com/huggingface/OpenEnv.git@{sha}" in pyproject
+    fresh = ("--staging-dir", str(tmp_path / "fresh"))  # no ledger pins this release yet
+    unreadable = run(checkout, tmp_path, "stage", *fresh, OPENENV_RELEASE_REF="", OPENENV_RELEASE_DIST="")
+    assert_one_line(unreadable, 2, "cannot read the OpenEnv remote", "--ref SHA")
+
+
+def test_a_rehearsal_pins_the_head_of_the_checkout_it_serves(tmp_path: Path) -> None:
+    from releaselib.rehearse import copy_checkout, examples_dir
+
+    served = copy_checkout(examples_dir(), tmp_path / "OpenEnv")
+    head = subprocess.run(["git", "-C", str(served), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    config, resolution = build_config(Options(repo=str(served), staging_dir=str(tmp_path / "s")), rehearsal=True)
+    assert (config.ref, config.sha, config.dist) == ("HEAD", head, "openenv")
+    assert "rehearsed checkout's HEAD" in resolution.reason and str(tmp_path) not in resolution.reason
