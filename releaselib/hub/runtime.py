@@ -40,6 +40,9 @@ TAIL_LINES = 12
 #: A module missing at run time: no evidence from a runtime that installed nothing. Other
 #: ImportErrors stay evidence: a name missing from a module the Space shadows (its own
 #: ``types.py`` over the stdlib's) fails on the Hub too.
+#: How the embedded Hub's builders begin an error line that is their own doing (no OpenEnv
+#: checkout at the pinned commit, say), not the Space's evidence.
+BUILDER_MADE = "embedded Hub builder:"
 NOT_INSTALLED = re.compile(r"\bModuleNotFoundError\b|No module named ")
 
 
@@ -121,6 +124,11 @@ class SpaceState:
         """A failure for a missing package under the embedded Hub's ``host`` builder, which
         installs nothing: our stand-in's doing, not the Space's evidence."""
         return self.builder == "host" and bool(NOT_INSTALLED.search(self.error or ""))
+
+    @property
+    def builder_made(self) -> bool:
+        """A failure the embedded Hub's builder made itself (``BUILDER_MADE``)."""
+        return self.builder is not None and BUILDER_MADE in self.error_tail(1)
 
     def error_tail(self, lines: int = TAIL_LINES) -> str:
         """The last ``lines`` lines of the errorMessage."""

@@ -189,8 +189,13 @@ def _not_probed(state: SpaceState, plan: ProbePlan) -> VerifyResult:
     """The verdict on a Space the Hub reports failed or missing: FAIL only for the Space's own
     BUILD_ERROR/RUNTIME_ERROR; a missing, refused-config, paused or stopped one is not evidence."""
     last_line = state.error_tail(1) or "no errorMessage"
-    if state.stage in SPACE_FAILURES and state.uninstalled:
-        why = "the host builder installs nothing; use --builder venv"
+    if state.stage in SPACE_FAILURES and (state.uninstalled or state.builder_made):
+        why = (
+            "the host builder installs nothing; use --builder venv"
+            if state.uninstalled
+            else "the embedded Hub could not build the pinned OpenEnv: give localhub.serve "
+            "--openenv CHECKOUT holding that commit"
+        )
         return VerifyResult(
             plan.env,
             state.space_id,
