@@ -7,12 +7,15 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 from huggingface_hub import HfApi
 
+from releaselib.localhub import LocalHub
 from releaselib.rehearse import copy_checkout, examples_dir
+from tests.helpers import waits
 from tests.test_step_by_step import run_task
 
 pytestmark = pytest.mark.e2e
@@ -118,3 +121,49 @@ def test_another_ref_for_a_release_that_pins_one_already_is_a_usage_error(
         program.run(["openenv-release", "stage", *common, "--ref", moved])
     assert refused.value.code == 2
     assert "this release already pins OpenEnv main at" in str(refused.value) + capsys.readouterr().err
+
+
+@pytest.mark.venv
+def test_a_factory_reboot_after_main_moved_still_builds_the_pinned_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """The venv builder serves OpenEnv from the checkout at the pinned sha: after the checkout's
+    ``main`` moved on (a new version), the canonical's factory rebuild still installs the
+    release's commit."""
+    for name in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
+        monkeypatch.setenv(name, "t")
+    for name in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.setenv(name, "t@example.com")
+    checkout = echo_checkout(tmp_path)
+    remote = tmp_path / "OpenEnv.git"
+    git("clone", "-q", "--bare", str(checkout), str(remote), cwd=tmp_path)
+    git("remote", "add", "origin", str(remote), cwd=checkout)
+    pinned = git("rev-parse", "HEAD", cwd=checkout)
+    with LocalHub(tmp_path / "hub", builder="venv", openenv=checkout) as hub:
+        api = HfApi(endpoint=hub.endpoint, token=hub.token)
+        api.create_repo("openenv/echo_env", repo_type="space", space_sdk="docker")
+        for key, value in {**hub.client_env(), "OPENENV_RELEASE_REMOTE": str(remote)}.items():
+            monkeypatch.setenv(key, value)
+        for name in ("OPENENV_RELEASE_REF", "OPENENV_RELEASE_DIST"):
+            monkeypatch.delenv(name, raising=False)
+        common = ("--repo", str(checkout), "--staging-dir", str(tmp_path / "staging"), "--hub-endpoint", hub.endpoint)
+        for step in ("deploy", "verify"):
+            code, out = run_task(capsys, step, *common, *(["--wait", str(waits(600))] if step == "verify" else []))
+            assert code == 0, out
+        moved = move_main(remote, tmp_path)
+        git("pull", "-q", "--ff-only", "origin", "main", cwd=checkout)  # the served checkout too
+        assert git("rev-parse", "HEAD", cwd=checkout) == moved != pinned
+        code, out = run_task(capsys, "promote", *common)
+        assert code == 0, out
+        before = api.get_space_runtime("openenv/echo_env").raw.get("sha")
+        api.restart_space("openenv/echo_env", factory_reboot=True)
+        deadline = time.monotonic() + waits(600)
+        while (runtime := api.get_space_runtime("openenv/echo_env")).stage != "RUNNING":
+            assert runtime.stage not in ("BUILD_ERROR", "RUNTIME_ERROR"), runtime.raw.get("errorMessage")
+            assert time.monotonic() < deadline, runtime.stage
+            time.sleep(0.5)
+        assert runtime.raw.get("sha") == before
+        log = "".join(api.fetch_space_logs("openenv/echo_env", build=True))
+        served = [line for line in log.splitlines() if line.startswith("OpenEnv served as: ")]
+        assert served and all(f"openenv-wheel-{pinned}/" in line for line in served), log[-2000:]
+        assert moved not in log
