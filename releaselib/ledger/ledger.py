@@ -26,16 +26,16 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from releaselib.errors import HF_TOKEN_RE, TOKEN_VARS, LedgerError
+from releaselib.errors import LedgerError
 from releaselib.files import write_atomic
+from releaselib.ledger.token_refusal import refuse_tokens
 from releaselib.locks import ledger_lock
 from releaselib.records import check_env_name
 
@@ -312,33 +312,6 @@ def recorded_release(path: Path) -> dict[str, Any]:
     """The release tuple the ledger at ``path`` records, read without opening it for a run;
     LedgerError if it is corrupt or from a newer tool."""
     return dict(_read(path)["release"])
-
-
-def refuse_tokens(value: Any, *, where: str) -> None:
-    """ValueError if any key or string in ``value`` holds a Hub token; never says the token."""
-    secrets = [os.environ.get(name, "") for name in TOKEN_VARS]
-    for path, text in _strings(value, where):
-        if HF_TOKEN_RE.search(text) or any(_holds(text, secret) for secret in secrets):
-            raise ValueError(f"refusing to write a Hub token to the ledger (at {path})")
-
-
-def _holds(text: str, secret: str) -> bool:
-    """True if ``text`` is ``secret`` or, for a secret long enough not to match by chance,
-    contains it."""
-    return bool(secret) and (text == secret or (len(secret) >= 8 and secret in text))
-
-
-def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
-    """Every string in a JSON-like value (keys included), with where it sits."""
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield from _strings(key, f"{path}.<key>")
-            yield from _strings(item, f"{path}.{key}")
-    elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            yield from _strings(item, f"{path}[{index}]")
 
 
 def _check_step(env: str, step: str) -> str:
