@@ -223,8 +223,11 @@ class VenvBuilder(_LocalProcess):
             made = shell.run(["git", "-C", top.stdout.strip(), "archive", "-o", str(archive), tree])
             if not made.ok:
                 raise fail(out, f"{BUILDER_MADE} git archive {tree} failed: {made.stderr.strip()}")
-            with tarfile.open(archive) as tar:
-                tar.extractall(source, filter="data")
+            try:
+                with tarfile.open(archive) as tar:
+                    tar.extractall(source, filter=_inside)
+            except (OSError, tarfile.TarError) as exc:
+                raise fail(out, f"{BUILDER_MADE} cannot unpack OpenEnv {sha}: {exc}") from exc
             archive.unlink()
             self._run(["build", "--wheel", "--out-dir", str(dest), str(source)], out, deadline)
             self._wheels[ref] = next(dest.glob("*.whl"))
@@ -236,6 +239,15 @@ class VenvBuilder(_LocalProcess):
         if self._cache_dir is not None:
             env["UV_CACHE_DIR"] = str(self._cache_dir)
         run_logged([uv.find_uv_bin(), *args], out, deadline=deadline, limit=self._timeout, env=env)
+
+
+def _inside(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+    """tarfile's ``data`` filter, but a member it refuses (a link out of the tree) is left out
+    rather than ending the unpacking: it points at nothing the commit holds."""
+    try:
+        return tarfile.data_filter(member, dest)
+    except tarfile.FilterError:
+        return None
 
 
 def _commit_tree(checkout: Path, ref: str) -> tuple[str | None, str]:

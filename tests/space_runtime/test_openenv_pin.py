@@ -85,3 +85,17 @@ def test_verify_calls_a_builder_made_build_error_inconclusive_naming_openenv() -
     assert result.outcome is Outcome.INCONCLUSIVE and "--openenv" in result.reason
     real = SpaceState("openenv/echo_env-0.2.2", "BUILD_ERROR", "s", error, builder=None)
     assert _not_probed(real, ProbePlan("echo_env", 5.0)).outcome is Outcome.FAIL  # a real Hub's
+
+
+def test_a_tracked_link_out_of_the_checkout_is_left_out_of_the_build(tmp_path: Path) -> None:
+    """tarfile's data filter refuses it; the build goes on without it (it points at nothing
+    the commit holds) instead of ending the build thread."""
+    repo = tmp_path / "OpenEnv"
+    repo.mkdir()
+    git("init", "-q", "-b", "main", cwd=repo)
+    (repo / "secret.txt").symlink_to(tmp_path / "outside.txt")
+    pinned = commit_version(repo, "0.2.2")
+    builder = VenvBuilder(tmp_path / "work", openenv=repo)
+    (line,) = overrides(builder, tmp_path / "log", f"openenv[core] @ {GIT}{pinned}")
+    assert "openenv-0.2.2-" in line
+    assert not (tmp_path / "work" / f"openenv-{pinned}" / "secret.txt").is_symlink()
