@@ -20,7 +20,7 @@ from releaselib.ledger.paths import default_path
 from releaselib.localhub import Fault, LocalHub, Scenario
 from releaselib.options import Options, build_config
 from releaselib.release import release_key
-from tests.helpers import offline
+from tests.helpers import TEST_SHA, offline
 
 PROJECT = Path(__file__).resolve().parents[1]
 #: every task that reaches the Hub, with the flags it needs besides --repo/--staging-dir/--hub-endpoint
@@ -44,7 +44,7 @@ def down(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
         s.bind(("127.0.0.1", 0))
         endpoint = f"http://127.0.0.1:{s.getsockname()[1]}"
     staging = tmp_path_factory.mktemp("down") / "s"
-    config, _ = build_config(Options(repo=str(PROJECT / "examples"), staging_dir=str(staging), hub_endpoint=endpoint))
+    config, _ = build_config(Options(repo=str(PROJECT / "examples"), staging_dir=str(staging), hub_endpoint=endpoint, remote=str(staging / "no-remote"), ref=TEST_SHA, dist="openenv"))
     ledger = Ledger.load(default_path(config), release_key(config))
     ledger.record("echo_env", "deploy", space_id="openenv/echo_env-0.2.2", head="a" * 40)
     ledger.record("echo_env", "verify", outcome="PASS", reason="reset and step answered", commit="a" * 40)
