@@ -38,6 +38,7 @@ from releaselib.space_runtime.plan import BuildError
 from releaselib.space_runtime.process import lay_out
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.stage.stage_env import stage_envs
+from tests.helpers import TEST_SHA
 from tests.space_runtime.spaces import git_on_gitless_space, openenv_space
 
 
@@ -48,7 +49,7 @@ def trees(work: Path) -> tuple[Path, dict[str, Path]]:
         Options(
             repo=str(checkout),
             staging_dir=str(work / "staging"),
-            remote=str(work / "no-remote"),
+            remote=str(work / "no-remote"), ref=TEST_SHA, dist="openenv",
             namespace="openenv",
         )
     )

@@ -23,6 +23,7 @@ from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.stage.stage_env import stage_envs
+from tests.helpers import TEST_SHA
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -48,7 +49,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp, LocalHub(Path(tmp) / "hub") as local:
         config, _ = build_config(Options(
             repo=str(EXAMPLES), staging_dir=str(Path(tmp) / "staging"),
-            remote=str(Path(tmp) / "no-remote"), hub_endpoint=local.endpoint,
+            remote=str(Path(tmp) / "no-remote"), ref=TEST_SHA, dist="openenv",
+            hub_endpoint=local.endpoint,
         ))
         registry = PluginRegistry(get_plugin_manager())
         staged = stage_envs(config, select_envs(discover_envs(config.repo), []), registry)

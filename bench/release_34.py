@@ -30,6 +30,7 @@ from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.release import Release, ReleaseOptions, release_key
 from releaselib.stage.discover import discover_envs, select_envs
 from tests.corpus import SNAPSHOT, materialise
+from tests.helpers import TEST_SHA
 
 
 def main() -> int:
@@ -44,7 +45,8 @@ def main() -> int:
         checkout = materialise(Path(tmp) / "checkout")
         config, resolution = build_config(Options(
             repo=str(checkout), version="0.2.2", staging_dir=str(Path(tmp) / "staging"),
-            remote=str(Path(tmp) / "no-remote"), hub_endpoint=local.endpoint,
+            remote=str(Path(tmp) / "no-remote"), ref=TEST_SHA, dist="openenv",
+            hub_endpoint=local.endpoint,
         ))
         hub = Hub.connect(local.endpoint, token=local.token)
         ledger = Ledger.load(default_path(config), release_key(config))

@@ -21,6 +21,7 @@ from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.stage.stage_env import StageRun, stage_envs
 from tests.corpus import SNAPSHOT, materialise
+from tests.helpers import TEST_SHA
 
 
 def main() -> int:
@@ -44,7 +45,7 @@ def main() -> int:
                 repo=str(checkout),
                 version="0.2.2",
                 staging_dir=str(Path(staging_root) / "staging"),
-                remote=str(Path(tmp) / "no-remote"),
+                remote=str(Path(tmp) / "no-remote"), ref=TEST_SHA, dist="openenv",
             )
         )
         registry = PluginRegistry(get_plugin_manager(entry_points=False))

@@ -122,7 +122,7 @@ def ledger_setup(
     ledger (``--ledger``, whose folder is then the staging dir unless one is given, else the
     one ledger under the staging dir), as verify's does."""
     if checkout_named(c, flags.get("repo")):
-        config, resolution = release_tuple(c, **flags)
+        config, resolution = release_tuple(c, ledger=given, **flags)
         return config, resolution, require_ledger(config, given, remedy=remedy)
     from releaselib.options import pick
     from releaselib.verify.verify_tuple import verify_config
@@ -137,9 +137,12 @@ def ledger_setup(
     if recorded.get("ref") and config.ref != recorded["ref"]:  # the ledger at its default path
         reason = f"recorded in {ledger.path}"
         config = config.with_(
-            ref=recorded["ref"], ref_reason=reason, dist=recorded.get("dist") or config.dist
+            ref=recorded["ref"],
+            ref_reason=reason,
+            dist=recorded.get("dist") or config.dist,
+            sha=recorded.get("sha") or config.sha,
         )
-        resolution = RefResolution(config.ref, reason, config.dist)
+        resolution = RefResolution(config.ref, reason, config.dist, sha=config.sha)
     return config, resolution, ledger
 
 
@@ -150,7 +153,7 @@ def decision_setup(
     console, and the ledger whose verdicts they act on."""
     from releaselib import console as out
 
-    config, resolution = release_tuple(c, **flags)
+    config, resolution = release_tuple(c, ledger=given, **flags)
     console = consoles(as_json)
     out.print_tuple(console, config, resolution)
     remedy = "run `verify` first, or pass --ledger PATH"

@@ -25,7 +25,11 @@ FLAG_HELP = {
     "suffix": "Space suffix (default: -<version>)",
     "base_image": "base image repository (default: ghcr.io/huggingface/openenv-base)",
     "base_sha": "base image tag/sha instead of latest",
-    "ref": "OpenEnv git ref to pin to (sha, branch or tag) when it differs from the version",
+    "ref": "OpenEnv git ref to pin to (sha, branch or tag) when it differs from the version; it "
+    "is resolved to its commit sha once per release (a full sha is needed when the remote "
+    "cannot be read)",
+    "dist": "the distribution the pinned commit publishes (openenv or openenv-core), when it "
+    "cannot be read at that commit (default: read from its pyproject.toml)",
     "staging_dir": "where staged trees go (default: ./hf-staging)",
     "json": "print one JSON document on stdout instead of tables",
     "repo_id": "deploy the one --env to this owner/name instead of <namespace>/<env><suffix>",

@@ -27,7 +27,9 @@ from releaselib.stage.discover import check_env_flags
         "builder": "venv (the default: a uv virtual env per Space commit, installing what the "
         "Space declares), host (the tool's own Python, installing nothing: only for the bundled "
         "examples/ and the tests), podman or docker",
-        "openenv": "OpenEnv checkout whose wheel the venv builder installs for the OpenEnv pin",
+        "openenv": "OpenEnv checkout holding the pinned commits: the venv builder installs a "
+        "wheel built at the commit each Space pins (without it, such a build is the builder's "
+        "BUILD_ERROR)",
         "build_timeout": "seconds a build may take before it is a BUILD_ERROR (default 900)",
         "build_jobs": "builds that run at once (default 2)",
         "print_env": "print export HF_ENDPOINT=… HF_TOKEN=… SSL_CERT_FILE=… lines for eval",

@@ -111,15 +111,15 @@ def promote(
             tables.print_promotions(console, decisions, dry_run=dry_run)
             if checks:
                 tables.print_canonical_checks(console, checks)
-        code, _ = exit_status(c.outcome for c in checks)
+        code, _ = exit_status(checked.outcome for checked in checks)
         if any(d.status == "failed" for d in decisions) or code:
             raise Exit(code=code or 1)
         if not any(d.status in ("promoted", "current", "planned") for d in decisions):
             verdicts = from_ledger(release_ledger)
             held = dict.fromkeys(d.env for d in decisions)
             code, _ = exit_status(verdicts[e].outcome if e in verdicts else "" for e in held)
-            envs = f"{len(held)} env{'' if len(held) == 1 else 's'}"
-            why = f"every canonical of {envs} was held (the reasons above say what each needs)"
+            counted = f"{len(held)} env{'' if len(held) == 1 else 's'}"
+            why = f"every canonical of {counted} was held (the reasons above say what each needs)"
             console.print(
                 f"nothing promoted: {why if held else 'no env has a verdict to act on'}",
                 markup=False,

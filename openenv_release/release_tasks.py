@@ -70,6 +70,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
         "env",
         "version",
         "ref",
+        "dist",
         "namespace",
         "from_",
         "until",
@@ -94,6 +95,7 @@ def release(
     env: list[str] | None = None,
     version: str | None = None,
     ref: str | None = None,
+    dist: str | None = None,
     namespace: str | None = None,
     from_: str = "stage",
     until: str = "report",
@@ -139,9 +141,11 @@ def release(
         )
         config, resolution = release_tuple(
             c,
+            ledger=ledger,
             repo=repo,
             version=version,
             ref=ref,
+            dist=dist,
             namespace=namespace,
             jobs=jobs,
             staging_dir=staging_dir,

@@ -76,6 +76,7 @@ def envs(c: Context, repo: str | None = None, json: bool = False) -> None:
         "all",
         "version",
         "ref",
+        "dist",
         "base_image",
         "base_sha",
         "namespace",
@@ -94,6 +95,7 @@ def stage(
     all_: bool = False,
     version: str | None = None,
     ref: str | None = None,
+    dist: str | None = None,
     base_image: str | None = None,
     base_sha: str | None = None,
     namespace: str | None = None,
@@ -117,6 +119,7 @@ def stage(
             repo=repo,
             version=version,
             ref=ref,
+            dist=dist,
             base_image=base_image,
             base_sha=base_sha,
             namespace=namespace,
@@ -206,6 +209,7 @@ def deploy(
     with reported():
         config, resolution = release_tuple(
             c,
+            ledger=ledger,
             repo=repo,
             version=version,
             namespace=namespace,

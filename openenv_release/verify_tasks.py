@@ -215,6 +215,7 @@ def recover(
         configured = release_config(c)
         config, resolution = release_tuple(
             c,
+            ledger=ledger,
             repo=repo,
             version=version,
             namespace=namespace,

@@ -109,12 +109,28 @@ def base_image(repo: str = DEFAULT_BASE_REPO, sha: str | None = None) -> str:
 
 @dataclass(frozen=True)
 class RefResolution:
-    """Which OpenEnv git ref a release uses, and why."""
+    """Which OpenEnv git ref a release uses, the commit it pins, and why."""
 
     ref: str
     reason: str
     dist: str
     warning: str | None = None
+    #: the full commit sha ``ref`` resolved to ("" only where nothing is resolved: verify)
+    sha: str = ""
+
+    @property
+    def label(self) -> str:
+        return pin_label(self.ref, self.sha)
+
+
+def pin_label(ref: str, sha: str) -> str:
+    """How the pin is shown: ``main at 3f9c2e1a4b5d``; the short sha alone when ``ref`` is that
+    sha; ``ref`` alone when nothing was resolved."""
+    if not sha:
+        return ref
+    if sha.startswith(ref.lower()):
+        return sha[:12]
+    return f"{ref} at {sha[:12]}"
 
 
 @dataclass(frozen=True)
@@ -127,6 +143,9 @@ class ReleaseConfig:
     ref_reason: str
     dist: str
     suffix: str
+    #: the full commit sha every OpenEnv requirement pins ("" only in verify's tuple when no
+    #: ledger records one; staging refuses it)
+    sha: str = ""
     namespace: str = DEFAULT_NAMESPACE
     collection_namespace: str = DEFAULT_NAMESPACE
     base_image: str = f"{DEFAULT_BASE_REPO}:latest"
@@ -150,6 +169,11 @@ class ReleaseConfig:
                 remedy=f"pass a shorter --suffix (at most {MAX_NAME - len(env)} characters)",
             )
         return CandidateId.of(self.namespace, env, self.suffix)
+
+    @property
+    def pin_label(self) -> str:
+        """The pin as shown in the tuple, the card, the ledger and the briefing."""
+        return pin_label(self.ref, self.sha)
 
     def with_(self, **changes: Any) -> ReleaseConfig:
         return replace(self, **changes)

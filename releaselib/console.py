@@ -47,7 +47,7 @@ def print_tuple(console: Console, config: ReleaseConfig, resolution: RefResoluti
     rows = [
         ("namespace", config.namespace),
         ("version", config.version),
-        ("ref", f"{config.ref}  ({resolution.reason})"),
+        ("ref", f"{config.pin_label}  ({resolution.reason})"),
         ("distribution", config.dist),
         ("suffix", config.suffix),
         ("base image", config.base_image),

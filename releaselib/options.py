@@ -14,12 +14,14 @@ from typing import Any
 
 from releaselib import config as cfg
 from releaselib.errors import UsageError
+from releaselib.ledger.paths import ledger_name
 from releaselib.records import SPACE_ID
+from releaselib.release_pin import check_recorded, recorded_pin
 from releaselib.shell import Runner
 from releaselib.shell import run as default_run
 from releaselib.space_ids import check_suffix, refuse_token
 from releaselib.stage.discover import checkout_project, is_openenv_checkout
-from releaselib.stage.refs import resolve_ref
+from releaselib.stage.refs import resolve_head, resolve_ref
 
 ENV_PREFIX = "OPENENV_RELEASE_"
 #: The checkout's folders that staging reads (with the root pyproject.toml).
@@ -42,6 +44,9 @@ class Options:
     hub_tag: str | None = None
     remote: str | None = None
     ref: str | None = None
+    dist: str | None = None
+    #: ``--ledger``: where the release may already record its pin (default: the staging dir's)
+    ledger: str | None = None
     private: bool | None = None
     jobs: int | None = None
 
@@ -159,11 +164,13 @@ def build_config(
     configured: Mapping[str, Any] | None = None,
     *,
     runner: Runner = default_run,
+    rehearsal: bool = False,
 ) -> tuple[cfg.ReleaseConfig, cfg.RefResolution]:
-    """Resolve the release tuple, including the OpenEnv ref (which may ask the remote)."""
+    """Resolve the release tuple, including the OpenEnv ref and its commit (which asks the
+    remote); ``rehearsal``: pin the checkout's own HEAD and ask no remote."""
     conf = configured or {}
     repo = find_repo(pick("repo", options.repo, conf), repo_source(options.repo, conf))
-    checkout_dist, checkout_version = checkout_project(repo)
+    _, checkout_version = checkout_project(repo)
     picked = str(pick("version", options.version, conf, checkout_version))
     refuse_token("--version", picked)
     version, version_note = cfg.normalise_version(picked)
@@ -171,23 +178,34 @@ def build_config(
     base_repo = str(pick("base_image", options.base_image, conf, cfg.DEFAULT_BASE_REPO))
     base_sha = pick("base_sha", options.base_sha, conf)
     remote = str(pick("remote", options.remote, conf, cfg.OPENENV_GIT_URL))
+    for name in ("hub_tag", "base_image", "base_sha", "ref", "dist", "remote", "hub_endpoint"):
+        refuse_token(f"--{name.replace('_', '-')}", pick(name, getattr(options, name), conf))
     ref = pick("ref", options.ref, conf)
-    resolution = resolve_ref(
-        version,
-        repo=repo,
-        checkout_dist=checkout_dist,
-        remote=remote,
-        runner=runner,
-        ref=None if ref is None else str(ref),
-    )
-    if version_note:
-        warning = f"{version_note}; {resolution.warning}" if resolution.warning else version_note
-        resolution = replace(resolution, warning=warning)
+    dist = pick("dist", options.dist, conf)
+    dist = None if dist is None else str(dist)
     namespace = check_namespace(
         "--namespace", str(pick("namespace", options.namespace, conf, cfg.DEFAULT_NAMESPACE))
     )
-    for name in ("hub_tag", "base_image", "base_sha", "ref", "remote", "hub_endpoint"):
-        refuse_token(f"--{name.replace('_', '-')}", pick(name, getattr(options, name), conf))
+    staging = Path(str(pick("staging_dir", options.staging_dir, conf, "hf-staging")))
+    ledger = Path(options.ledger) if options.ledger else None
+    ledger = ledger or staging.expanduser() / ledger_name(namespace, version, suffix)
+    recorded = recorded_pin(ledger, namespace, version, suffix)
+    if recorded is not None:
+        resolution = check_recorded(recorded, ref=ref, dist=dist)
+    elif rehearsal:
+        resolution = resolve_head(repo, runner=runner, dist=dist)
+    else:
+        resolution = resolve_ref(
+            version,
+            repo=repo,
+            remote=remote,
+            runner=runner,
+            ref=None if ref is None else str(ref),
+            dist=dist,
+        )
+    if version_note:
+        warning = f"{version_note}; {resolution.warning}" if resolution.warning else version_note
+        resolution = replace(resolution, warning=warning)
     private = pick("private", options.private, conf, True)
     jobs = check_jobs(pick("jobs", options.jobs, conf, 4))
     release = cfg.ReleaseConfig(
@@ -196,6 +214,7 @@ def build_config(
         ref=resolution.ref,
         ref_reason=resolution.reason,
         dist=resolution.dist,
+        sha=resolution.sha,
         suffix=suffix,
         namespace=namespace,
         collection_namespace=check_namespace(
@@ -207,9 +226,7 @@ def build_config(
         if isinstance(private, bool)
         else str(private).lower() in {"1", "true", "yes"},
         hub_tag=str(pick("hub_tag", options.hub_tag, conf, cfg.DEFAULT_HUB_TAG)),
-        staging_dir=check_staging_dir(
-            Path(str(pick("staging_dir", options.staging_dir, conf, "hf-staging"))), repo
-        ),
+        staging_dir=check_staging_dir(staging, repo),
         hub_endpoint=hub_endpoint(pick("hub_endpoint", options.hub_endpoint, conf)),
         jobs=jobs,
     )

@@ -173,14 +173,14 @@ def rehearse(
     with embedded as local:
         on_event(f"embedded Hub at {local.endpoint} (builder {builder}, until the rehearsal ends)")
         port = urlsplit(local.endpoint).port
-        config, resolution = build_config(
+        config, resolution = build_config(  # pins the HEAD of the checkout the Hub serves
             Options(
                 repo=str(checkout),
                 staging_dir=str(workdir / "staging"),
                 hub_endpoint=local.endpoint,
-                remote=str(workdir / "no-remote"),
                 namespace=NAMESPACE,
-            )
+            ),
+            rehearsal=True,
         )
         hub = Hub.connect(local.endpoint, token=local.token)
         registry = PluginRegistry(get_plugin_manager())

@@ -113,6 +113,8 @@ def release_key(config: ReleaseConfig) -> dict[str, Any]:
         "version": config.version,
         "suffix": config.suffix,
         "ref": config.ref,
+        "sha": config.sha,
+        "ref_reason": config.ref_reason,
         "dist": config.dist,
     }
 

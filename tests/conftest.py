@@ -9,7 +9,7 @@ import pytest
 from huggingface_hub import close_session, set_client_factory
 from huggingface_hub.utils._http import default_client_factory
 
-from tests.helpers import copy_examples, waits
+from tests.helpers import copy_examples, offline, waits
 
 pytest_plugins = ["releaselib.localhub.fixtures"]
 
@@ -34,7 +34,8 @@ def default_hub_client() -> Iterator[None]:
 @pytest.fixture
 def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of ``examples/`` (five envs) at ``tmp_path/OpenEnv``, with no git remote to ask
-    for release tags. Test files that need another checkout define their own."""
-    monkeypatch.setenv("OPENENV_RELEASE_REMOTE", str(tmp_path / "no-remote"))
+    (``offline``: pinned to TEST_SHA). Test files that need another checkout define their own."""
+    for key, value in offline(tmp_path).items():
+        monkeypatch.setenv(key, value)
     return copy_examples(tmp_path / "OpenEnv")
 

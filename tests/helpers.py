@@ -41,9 +41,25 @@ def this_checkout(env: Mapping[str, str]) -> dict[str, str]:
     return {**env, "PYTHONPATH": os.pathsep.join(paths)}
 
 
+#: The OpenEnv commit a release with no remote to read pins (``offline``); no remote has it.
+TEST_SHA = "3f9c2e1a4b5d60718293a4b5c6d7e8f901234567"
+
+
+def offline(where: Path) -> dict[str, str]:
+    """The variables of a release that reads no git remote: an unreadable ``--remote`` (under
+    ``where``), the pin given as ``--ref TEST_SHA`` and the distribution as ``--dist openenv``
+    (a commit no remote has cannot tell its name)."""
+    return {
+        "OPENENV_RELEASE_REMOTE": str(where / "no-remote"),
+        "OPENENV_RELEASE_REF": TEST_SHA,
+        "OPENENV_RELEASE_DIST": "openenv",
+    }
+
+
 def user_env(home: Path, **extra: str) -> dict[str, str]:
-    """A bare environment, as a user's shell might have: ``HOME`` at ``home``, no git remote."""
-    bare = {"PATH": "/usr/bin:/bin", "HOME": str(home), "OPENENV_RELEASE_REMOTE": str(home / "no-remote")}
+    """A bare environment, as a user's shell might have: ``HOME`` at ``home``, no git remote
+    (``offline``)."""
+    bare = {"PATH": "/usr/bin:/bin", "HOME": str(home), **offline(home)}
     return {**bare, **extra}
 
 
@@ -70,9 +86,11 @@ def user_cli(*args: str, cwd: Path = PROJECT, **env: str) -> subprocess.Complete
 
 
 def release_config(repo: Path, staging: Path | None = None, **changes: Any) -> ReleaseConfig:
-    """The 0.2.2 release tuple the tests use, for ``repo`` (``ref`` v0.2.2, dist openenv-core)."""
+    """The 0.2.2 release tuple the tests use, for ``repo`` (``ref`` v0.2.2 at TEST_SHA, dist
+    openenv-core)."""
     base = ReleaseConfig(
         repo=repo, version="0.2.2", ref="v0.2.2", ref_reason="test", dist="openenv-core",
+        sha=TEST_SHA,
         suffix="-0.2.2", staging_dir=staging if staging is not None else repo.parent / "staging",
     )
     return base.with_(**changes)

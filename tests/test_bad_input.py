@@ -32,7 +32,16 @@ from releaselib.records import Check, EnvProfile, Fix, StagedSpace
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.stage.stage_env import MAX_FILE_BYTES, stage_envs
 from tests.corpus import tree_digest
-from tests.helpers import builtin_registry, make_env, openenv_root, release_config, user_cli, write
+from tests.helpers import (
+    TEST_SHA,
+    builtin_registry,
+    make_env,
+    offline,
+    openenv_root,
+    release_config,
+    user_cli,
+    write,
+)
 
 HTML = "<html><head><title>Sign in</title></head><body>Please sign in</body></html>"
 FAST = RetryPolicy(attempts=2, base=0.01, cap=0.01)
@@ -176,7 +185,8 @@ def test_a_hub_that_refuses_connections_is_one_line_naming_the_endpoint(
     """In-process, so the retries of a dropped connection need not wait."""
     monkeypatch.setattr(hub_module, "RetryPolicy", functools.partial(RetryPolicy, sleep=lambda _: None))
     monkeypatch.setenv("HF_TOKEN", "hf_" + "x" * 34)
-    monkeypatch.setenv("OPENENV_RELEASE_REMOTE", str(tmp_path / "no-remote"))
+    for key, value in offline(tmp_path).items():
+        monkeypatch.setenv(key, value)
     with socket.socket() as closed:
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
@@ -348,7 +358,7 @@ def test_crlf_files_stage_like_lf_files(checkout: Path, tmp_path: Path) -> None:
     a = staged["a_env"]
     assert a.ok, a.error
     assert {c.file for c in a.changes} >= {"pyproject.toml", "Dockerfile", "README.md", "envs/a_env/requirements.txt"}
-    pin = b"openenv-core[core] @ git+https://github.com/huggingface/OpenEnv.git@v0.2.2"
+    pin = f"openenv-core[core] @ git+https://github.com/huggingface/OpenEnv.git@{TEST_SHA}".encode()
     assert pin + b"\r\n" in (a.staged_dir / "requirements.txt").read_bytes()
     assert b"FROM ghcr.io/huggingface/openenv-base:latest\r\n" in (a.staged_dir / "Dockerfile").read_bytes()
     assert "app_port: 8000" in (a.staged_dir / "README.md").read_text()

@@ -8,6 +8,7 @@ import pytest
 
 from releaselib.errors import UsageError
 from releaselib.publish.collection import GLOBAL_TITLE, description, sync_collection
+from tests.helpers import offline
 from tests.release_world import make_release, writes
 
 ENVS = {"echo_env": ("PASS", ">=0.2.0"), "textarena_env": ("PASS", ">=0.2.0"), "broken_env": ("FAIL", None)}
@@ -126,7 +127,7 @@ def test_the_collection_task_refuses_a_foreign_slug_then_plans_and_adds_with_the
     ledger = Ledger.load(tmp_path / "ledger.json", release.config.as_json())
     for v in release.verdicts.values():
         ledger.record(v.env, "verify", space=v.space_id, outcome=v.outcome, commit=v.commit, reason=v.reason)
-    for key, value in {**localhub.client_env(), "OPENENV_RELEASE_REMOTE": str(tmp_path / "no-remote")}.items():
+    for key, value in {**localhub.client_env(), **offline(tmp_path)}.items():
         monkeypatch.setenv(key, value)
     common = ["openenv-release", "collection", "--repo", str(release.config.repo), "--ledger", str(tmp_path / "ledger.json"), "--version", "0.2.2", "--collection-slug", slug]
 

@@ -16,7 +16,7 @@ from releaselib.hub.retry import RetryPolicy
 from releaselib.localhub.scenario import Fault, Scenario
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.stage.stage_env import stage_envs
-from tests.helpers import builtin_registry, cli, release_config, user_cli
+from tests.helpers import builtin_registry, cli, offline, release_config, user_cli
 
 EXAMPLE_ENV = Path(__file__).resolve().parents[1] / "examples" / "envs" / "echo_env"
 FAST = RetryPolicy(attempts=8, base=0.01, cap=0.05)
@@ -211,7 +211,7 @@ def test_the_deploy_task_records_into_the_release_ledger_when_it_exists(localhub
 
     config = config_for(checkout, tmp_path)
     Ledger.load(default_path(config), release_key(config))
-    env = {**os.environ, **localhub.client_env(), "OPENENV_RELEASE_REMOTE": str(tmp_path / "none")}
+    env = {**os.environ, **localhub.client_env(), **offline(tmp_path)}
     args = ["deploy", "--repo", str(checkout), "--staging-dir", str(tmp_path / "staging"), "--version", "0.2.2", "--env", "alpha_env"]
     result = cli(*args, env=env)
     assert result.returncode == 0, result.stderr

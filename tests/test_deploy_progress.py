@@ -12,7 +12,7 @@ from pathlib import Path
 from rich.console import Console
 
 from releaselib.console import ProgressBoard
-from tests.helpers import cli
+from tests.helpers import cli, offline
 
 EXAMPLE_ENV = Path(__file__).resolve().parents[1] / "examples" / "envs" / "echo_env"
 SPACE = "openenv/alpha_env-0.2.2"
@@ -24,7 +24,7 @@ def deploy(localhub, tmp_path: Path, *flags: str) -> subprocess.CompletedProcess
         (repo / "envs").mkdir(parents=True)
         (repo / "pyproject.toml").write_text('[project]\nname = "openenv"\nversion = "0.2.2"\n')
         shutil.copytree(EXAMPLE_ENV, repo / "envs" / "alpha_env")
-    env = {**os.environ, **localhub.client_env(), "OPENENV_RELEASE_REMOTE": str(tmp_path / "none")}
+    env = {**os.environ, **localhub.client_env(), **offline(tmp_path)}
     args = ["deploy", "--repo", str(repo), "--staging-dir", str(tmp_path / "staging"), *flags]
     return cli(*args, env=env)
 

@@ -20,6 +20,7 @@ from releaselib.ledger.paths import default_path
 from releaselib.localhub import Fault, LocalHub, Scenario
 from releaselib.options import Options, build_config
 from releaselib.release import release_key
+from tests.helpers import TEST_SHA, offline
 
 PROJECT = Path(__file__).resolve().parents[1]
 #: every task that reaches the Hub, with the flags it needs besides --repo/--staging-dir/--hub-endpoint
@@ -43,7 +44,7 @@ def down(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
         s.bind(("127.0.0.1", 0))
         endpoint = f"http://127.0.0.1:{s.getsockname()[1]}"
     staging = tmp_path_factory.mktemp("down") / "s"
-    config, _ = build_config(Options(repo=str(PROJECT / "examples"), staging_dir=str(staging), hub_endpoint=endpoint))
+    config, _ = build_config(Options(repo=str(PROJECT / "examples"), staging_dir=str(staging), hub_endpoint=endpoint, remote=str(staging / "no-remote"), ref=TEST_SHA, dist="openenv"))
     ledger = Ledger.load(default_path(config), release_key(config))
     ledger.record("echo_env", "deploy", space_id="openenv/echo_env-0.2.2", head="a" * 40)
     ledger.record("echo_env", "verify", outcome="PASS", reason="reset and step answered", commit="a" * 40)
@@ -59,7 +60,7 @@ def test_a_hub_that_is_down_is_one_stderr_line_naming_the_endpoint(task: str, do
          "--repo", str(PROJECT / "examples"), "--staging-dir", str(staging), "--hub-endpoint", endpoint],
         capture_output=True, text=True, timeout=120,
         env={"PATH": "/usr/bin:/bin", "HOME": str(home), "HF_HOME": str(home / "hf"), "HF_TOKEN": "hf_" + "x" * 34,
-             "PYTHONPATH": str(PROJECT), "OPENENV_RELEASE_REMOTE": str(staging.parent / "no-remote")},
+             "PYTHONPATH": str(PROJECT), **offline(staging.parent)},
     )
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr and "Retrying" not in result.stderr and "thrown while" not in result.stderr

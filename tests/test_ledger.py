@@ -329,7 +329,7 @@ def test_a_failed_replace_keeps_the_old_file_and_no_temp_file(
     def crash(src: object, dst: object) -> None:
         raise OSError("disk gone")
 
-    monkeypatch.setattr("releaselib.ledger.ledger.os.replace", crash)
+    monkeypatch.setattr("os.replace", crash)
     with pytest.raises(LedgerError, match=r"ledger.json: cannot write the ledger \(disk gone\)"):
         ledger.record("echo_env", "stage", manifest_hash="h1")  # one line naming the path
     assert path.read_bytes() == before

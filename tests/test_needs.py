@@ -29,7 +29,7 @@ from releaselib.release import Release, ReleaseOptions, release_key
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.verify.candidates import VerifyResult, rehearsed
 from releaselib.verify.probe import Outcome
-from tests.helpers import waits
+from tests.helpers import TEST_SHA, waits
 
 
 @pytest.mark.parametrize(
@@ -133,7 +133,7 @@ def test_in_a_rehearsal_an_env_that_needs_a_secret_is_inconclusive_and_never_pin
             config, resolution = build_config(
                 Options(
                     repo=str(checkout), staging_dir=str(tmp_path / "staging"),
-                    hub_endpoint=local.endpoint, remote=str(tmp_path / "no-remote"), namespace="openenv",
+                    hub_endpoint=local.endpoint, remote=str(tmp_path / "no-remote"), ref=TEST_SHA, dist="openenv", namespace="openenv",
                 )
             )
             hub = Hub.connect(local.endpoint, token=local.token)

@@ -17,7 +17,7 @@ from releaselib.publish.cleanup import cleanup
 from releaselib.publish.collection import GLOBAL_TITLE, sync_collection
 from releaselib.publish.pin_step import pin_envs
 from releaselib.publish.promote import promote
-from tests.helpers import release_config
+from tests.helpers import offline, release_config
 from tests.release_world import GOLDEN, make_release, writes
 
 PASSING = ("echo_env", "repl_env", "textarena_env")
@@ -103,7 +103,7 @@ def test_the_tasks_read_verdicts_from_the_ledger_and_record_their_decisions(loca
     ledger = Ledger.load(tmp_path / "ledger.json", config.as_json())
     for v in release.verdicts.values():  # as verify records them; INCONCLUSIVE is a failed step
         ledger.record(v.env, "verify", status="failed" if v.outcome == "INCONCLUSIVE" else "done", space=v.space_id, outcome=v.outcome, commit=v.commit, reason=v.reason)
-    for key, value in {**localhub.client_env(), "OPENENV_RELEASE_REMOTE": str(tmp_path / "no-remote"), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}.items():
+    for key, value in {**localhub.client_env(), **offline(tmp_path), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}.items():
         monkeypatch.setenv(key, value)
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
         subprocess.run(["git", *args], cwd=repo, check=True)

@@ -17,6 +17,7 @@ from tests.test_bad_input import assert_one_line, run
 
 checkout = test_bad_input.checkout  # fixtures shared with those modules
 remote = test_refs.remote
+work = test_refs.work
 
 
 @pytest.mark.parametrize(
@@ -127,9 +128,11 @@ def test_an_explicit_ref_differs_from_the_version_and_shows_its_resolution(
 ) -> None:
     config, resolution = configure(checkout, tmp_path, remote, version="0.2.2", ref="v0.3.1")
     assert (config.version, config.ref, config.dist) == ("0.2.2", "v0.3.1", "openenv")
+    assert config.sha == resolution.sha and config.pin_label == f"v0.3.1 at {config.sha[:12]}"
     assert resolution.reason == f"--ref v0.3.1: tag or branch found on {remote}"
-    sha, resolution = configure(checkout, tmp_path, remote, version="0.2.2", ref="abcdef1234")
-    assert sha.ref == "abcdef1234" and resolution.reason == "--ref abcdef1234: a commit sha"
+    sha, resolution = configure(checkout, tmp_path, remote, version="0.2.2", ref=config.sha)
+    assert (sha.ref, sha.sha) == (config.sha, config.sha)
+    assert resolution.reason == f"--ref {config.sha}: a commit sha {remote} has"
     with pytest.raises(UsageError, match="--ref feature-x: no such tag or branch"):
         configure(checkout, tmp_path, remote, version="0.2.2", ref="feature-x")
 
@@ -147,8 +150,10 @@ def test_the_ref_flag_is_on_stage_and_release(checkout: Path, tmp_path: Path, re
     )
     assert result.returncode == 0, result.stderr
     assert "--ref v0.3.1: tag or branch found on" in result.stdout
+    sha = test_refs.sha_of("v0.3.1", remote)
+    assert f"v0.3.1 at {sha[:12]}" in result.stdout
     assert (
-        "git+https://github.com/huggingface/OpenEnv.git@v0.3.1"
+        f"git+https://github.com/huggingface/OpenEnv.git@{sha}"
         in (tmp_path / "staging" / "openenv" / "a_env-0.2.2" / "pyproject.toml").read_text()
     )
     helped = run(checkout, tmp_path, "release", "--help")
@@ -171,3 +176,30 @@ def test_verify_takes_its_tuple_from_the_ledger_and_refuses_one_it_cannot_read(
     with pytest.raises(UsageError) as refused:
         verify_config(Options(staging_dir=str(tmp_path)), ledger=str(path))
     assert refused.value.message.startswith(f"--ledger {path}: ledger schema {SCHEMA + 1} is newer")
+
+
+def test_a_dist_that_cannot_be_read_at_the_pinned_commit_needs_the_dist_flag(
+    checkout: Path, tmp_path: Path
+) -> None:
+    """The checkout is no git repository and the remote cannot be read: nothing can tell what
+    the commit publishes, and the checkout's own name is never taken for it."""
+    sha = "2" * 40
+    unread = run(checkout, tmp_path, "stage", "--ref", sha, OPENENV_RELEASE_DIST="")
+    assert_one_line(unread, 2, "cannot read the distribution name at 222222222222", "--dist")
+    given = run(checkout, tmp_path, "stage", "--ref", sha, "--dist", "openenv-core", OPENENV_RELEASE_DIST="")
+    assert given.returncode == 0, given.stderr
+    pyproject = (tmp_path / "staging" / "openenv" / "a_env-0.2.2" / "pyproject.toml").read_text()
+    assert f"openenv-core[core] @ git+https://github.com/huggingface/OpenEnv.git@{sha}" in pyproject
+    fresh = ("--staging-dir", str(tmp_path / "fresh"))  # no ledger pins this release yet
+    unreadable = run(checkout, tmp_path, "stage", *fresh, OPENENV_RELEASE_REF="", OPENENV_RELEASE_DIST="")
+    assert_one_line(unreadable, 2, "cannot read the OpenEnv remote", "--ref SHA")
+
+
+def test_a_rehearsal_pins_the_head_of_the_checkout_it_serves(tmp_path: Path) -> None:
+    from releaselib.rehearse import copy_checkout, examples_dir
+
+    served = copy_checkout(examples_dir(), tmp_path / "OpenEnv")
+    head = subprocess.run(["git", "-C", str(served), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    config, resolution = build_config(Options(repo=str(served), staging_dir=str(tmp_path / "s")), rehearsal=True)
+    assert (config.ref, config.sha, config.dist) == ("HEAD", head, "openenv")
+    assert "rehearsed checkout's HEAD" in resolution.reason and str(tmp_path) not in resolution.reason

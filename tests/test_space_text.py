@@ -16,6 +16,7 @@ from releaselib.hub.deploy import deploy_all
 from releaselib.localhub import LocalHub
 from releaselib.space_ids import Canonicals
 from releaselib.stage.secretscan import redact_secrets
+from tests.helpers import offline
 from tests.test_secret_kinds import KINDS
 from tests.test_verify import STEP_RAISES, connect, release_config, space_tree, staged_space
 
@@ -52,7 +53,7 @@ def cli(hub: LocalHub, home: Path, *args: str) -> subprocess.CompletedProcess[st
         "PATH": "/usr/bin:/bin",
         "HOME": str(home),
         "COLUMNS": "400",  # one table row a line, so a redacted token is not folded
-        "OPENENV_RELEASE_REMOTE": str(home / "none"),
+        **offline(home),
     }
     return subprocess.run(
         [sys.executable, "-c", CLI, *args], env=env, capture_output=True, text=True, timeout=180

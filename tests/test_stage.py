@@ -15,6 +15,7 @@ from releaselib.stage.staged_tree import build_manifest, git_blob_sha1, manifest
 from tests.corpus import tree_digest
 from tests.helpers import (
     DOCKERFILE,
+    TEST_SHA,
     builtin_registry,
     make_env,
     openenv_root,
@@ -84,7 +85,7 @@ def test_layout_strips_junk_and_keeps_the_checkout_intact(repo: Path, tmp_path: 
 def test_the_env_pyproject_at_the_root_is_pinned(repo: Path, tmp_path: Path) -> None:
     make_env(repo, "a_env")
     staged = stage(repo, tmp_path)["a_env"]
-    pin = "openenv-core[core] @ git+https://github.com/huggingface/OpenEnv.git@v0.2.2"
+    pin = f"openenv-core[core] @ git+https://github.com/huggingface/OpenEnv.git@{TEST_SHA}"
     for rel in ("pyproject.toml", "envs/a_env/pyproject.toml"):
         assert pin in (staged.staged_dir / rel).read_text()
     assert {c.file for c in staged.changes} >= {"pyproject.toml", "envs/a_env/pyproject.toml"}

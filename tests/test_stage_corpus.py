@@ -15,7 +15,7 @@ from releaselib.options import Options, build_config
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.stage.stage_env import StageRun, stage_envs
 from tests.corpus import materialise, tree_digest
-from tests.helpers import builtin_registry
+from tests.helpers import TEST_SHA, builtin_registry
 
 pytestmark = pytest.mark.corpus
 
@@ -35,7 +35,7 @@ def staged(tmp_path_factory: pytest.TempPathFactory):
             repo=str(checkout),
             version="0.2.2",
             staging_dir=str(staging),
-            remote=str(staging / "no-remote"),
+            remote=str(staging / "no-remote"), ref=TEST_SHA, dist="openenv",
         )
     )
     registry = builtin_registry()

@@ -29,6 +29,7 @@ from tests.helpers import (
     PROJECT,
     builtin_registry,
     make_env,
+    offline,
     openenv_root,
     user_cli,
     waits,
@@ -199,7 +200,7 @@ def test_a_read_only_staging_dir_is_exit_2(checkout: Path, tmp_path: Path) -> No
     result = subprocess.run(
         [*prefix, sys.executable, "-c", MAIN, "stage", "--repo", str(checkout), "--staging-dir", str(staging)],
         capture_output=True, text=True, timeout=waits(120),
-        env={**os.environ, "OPENENV_RELEASE_REMOTE": str(tmp_path / "no-remote")},
+        env={**os.environ, **offline(tmp_path)},
     )
     assert result.returncode == 2, result.stdout + result.stderr
     assert f"--staging-dir {staging}" in result.stderr and "Permission denied" in result.stderr

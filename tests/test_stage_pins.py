@@ -6,12 +6,12 @@ from pathlib import Path
 
 from releaselib.stage.checks import check_git
 from tests import test_stage
-from tests.helpers import make_env
+from tests.helpers import TEST_SHA, make_env
 from tests.test_stage import stage
 
 repo = test_stage.repo  # the fixture
 
-PIN = "openenv-core[core] @ git+https://github.com/huggingface/OpenEnv.git@v0.2.2"
+PIN = f"openenv-core[core] @ git+https://github.com/huggingface/OpenEnv.git@{TEST_SHA}"
 SLIM = """\
 FROM python:3.11-slim
 WORKDIR /app
@@ -79,10 +79,10 @@ def test_a_uv_git_source_at_another_rev_is_pointed_at_the_ref(
     staged = stage(repo, tmp_path)["a_env"]
     assert staged.ok, staged.error
     text = (staged.staged_dir / "pyproject.toml").read_text()
-    assert 'rev = "v0.2.2"' in text and "v0.1.0" not in text
+    assert f'rev = "{TEST_SHA}"' in text and "v0.1.0" not in text
     assert f'"{PIN}"' in text
     [source] = [c for c in staged.changes if c.file == "pyproject.toml" and "source" in c.why]
-    assert 'rev = "v0.1.0"' in source.before and "pinned to v0.2.2" in source.why
+    assert 'rev = "v0.1.0"' in source.before and f"pinned to {TEST_SHA}" in source.why
 
 
 def test_a_readme_with_a_bom_is_staged_with_its_front_matter(

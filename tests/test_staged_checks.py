@@ -24,6 +24,7 @@ from releaselib.stage import staged_checks
 from releaselib.stage.__main__ import main as staged_checks_main
 from releaselib.verify.probe import Outcome
 from tests.corpus import materialise
+from tests.helpers import offline
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 PLAIN_DOCKERFILE = """\
@@ -89,7 +90,8 @@ def test_lint_reports_every_env_of_the_corpus(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = materialise(tmp_path / "corpus")
-    monkeypatch.setenv("OPENENV_RELEASE_REMOTE", str(tmp_path / "no-remote"))
+    for key, value in offline(tmp_path).items():
+        monkeypatch.setenv(key, value)
     code, out = main("lint", "--repo", str(repo))
     envs = sorted(p.name for p in (repo / "envs").iterdir() if p.is_dir())
     assert len(envs) == 34

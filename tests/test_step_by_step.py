@@ -16,6 +16,7 @@ from huggingface_hub import HfApi
 from openenv_release.cli import program
 from releaselib.localhub import LocalHub
 from releaselib.rehearse import copy_checkout, examples_dir
+from tests.helpers import offline
 
 ENVS = ("broken_env", "echo_env")  # a FAIL (pinned) and a PASS (promoted, collected)
 #: Who recorded a verdict (a run of release, or a standalone task) and how long probes took:
@@ -71,7 +72,7 @@ def prepared(tmp: Path, hub: LocalHub, monkeypatch: pytest.MonkeyPatch) -> tuple
     """A fresh checkout of the examples, the Hub's canonical echo_env, the client's variables;
     the flags every task gets."""
     HfApi(endpoint=hub.endpoint, token=hub.token).create_repo("openenv/echo_env", repo_type="space", space_sdk="docker")
-    for key, value in {**hub.client_env(), "OPENENV_RELEASE_REMOTE": str(tmp / "no-remote")}.items():
+    for key, value in {**hub.client_env(), **offline(tmp)}.items():
         monkeypatch.setenv(key, value)
     return ("--repo", str(checkout(tmp)), "--staging-dir", str(tmp / "staging"), "--hub-endpoint", hub.endpoint)
 

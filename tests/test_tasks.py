@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import PROJECT, user_cli, waits
+from tests.helpers import PROJECT, offline, user_cli, waits
 
 
 def test_stage_json_has_the_documented_shape(checkout: Path, tmp_path: Path) -> None:
@@ -89,7 +89,7 @@ def test_invoke_deploy_runs_from_the_project_folder_once_the_checkout_is_named(c
     refused = invoke()
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert "--repo" in refused.stderr and "OPENENV_RELEASE_REPO" in refused.stderr
-    done = invoke(OPENENV_RELEASE_REPO=str(checkout), OPENENV_RELEASE_REMOTE=str(checkout / "no-remote"))
+    done = invoke(OPENENV_RELEASE_REPO=str(checkout), **offline(checkout))
     assert done.returncode == 0, done.stderr
     assert "openenv/echo_env-0.2.2" in done.stdout and "create" in done.stdout
     bad = invoke(OPENENV_RELEASE_REPO=str(checkout / "envs"))

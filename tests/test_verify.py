@@ -43,7 +43,7 @@ from releaselib.verify.candidates import (
 )
 from releaselib.verify.probe import Outcome, probe_base_url
 from tests import helpers
-from tests.helpers import builtin_registry, cli, wait_flag, waits
+from tests.helpers import builtin_registry, cli, offline, wait_flag, waits
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "envs"
 FAST = RetryPolicy(attempts=4, base=0.01, cap=0.05)
@@ -315,7 +315,7 @@ def test_the_verify_task_prints_json_records_the_ledger_and_exits_1_on_a_fail_5_
     (checkout / "envs").mkdir(parents=True)
     (checkout / "pyproject.toml").write_text('[project]\nname = "openenv"\nversion = "0.2.2"\n')
     ledger = tmp_path / "ledger.json"
-    env = {**hub.client_env(), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OPENENV_RELEASE_REMOTE": str(tmp_path / "none")}
+    env = {**hub.client_env(), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **offline(tmp_path)}
     args = ["verify", "--repo", str(checkout), "--env", "echo_env", "--env", "broken_env", "--wait", wait_flag(60), "--ledger", str(ledger), "--json"]
     done = cli(*args, env=env)
     assert done.returncode == 1, done.stderr

@@ -13,7 +13,7 @@ from releaselib.ledger.step_records import NOT_RECORDED, record_verdicts
 from releaselib.localhub import LocalHub
 from releaselib.verify.candidates import verify_spaces
 from releaselib.verify.probe import Outcome
-from tests.helpers import cli, wait_flag, waits
+from tests.helpers import cli, offline, wait_flag, waits
 from tests.test_verify import (
     SUFFIX,
     connect,
@@ -35,7 +35,7 @@ def test_a_canonical_spaces_pass_never_replaces_the_candidates_fail(tmp_path: Pa
         ledger = Ledger.load(tmp_path / "ledger.json", config.as_json())
         ledger.record("echo_env", "deploy", space_id=f"openenv/echo_env{SUFFIX}", head="c1")
         ledger.record("echo_env", "verify", outcome="FAIL", reason="POST /step answered 500", commit="c1", space_id=f"openenv/echo_env{SUFFIX}")
-        env = {**hub.client_env(), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OPENENV_RELEASE_REMOTE": str(tmp_path / "none")}
+        env = {**hub.client_env(), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **offline(tmp_path)}
         args = ["verify", "--suffix", SUFFIX, "--space-id", "openenv/echo_env", "--ledger", str(ledger.path), "--wait", wait_flag(60)]
         done = cli(*args, env=env)
         assert done.returncode == 0, done.stderr  # the canonical PASSed

@@ -186,8 +186,10 @@ def plan(hub: Hub, staged: StagedSpace, space_id: CandidateId, *, private: bool)
 
 
 def commit_message(config: ReleaseConfig, env: str) -> str:
-    ref = config.ref
-    return f"Release {env} {config.version} (OpenEnv ref {ref}) with openenv-release {__version__}"
+    return (
+        f"Release {env} {config.version} (OpenEnv {config.pin_label}) "
+        f"with openenv-release {__version__}"
+    )
 
 
 def deploy_one(

@@ -36,6 +36,9 @@ JUDGED = READY | {"BUILD_ERROR", "RUNTIME_ERROR"}
 STALE_POLLS = 3
 NOT_FOUND = "not found on the Hub (or private and the token cannot see it)"
 TAIL_LINES = 12
+#: How the embedded Hub's builders begin an error line that is their own doing (no OpenEnv
+#: checkout at the pinned commit, say), not the Space's evidence.
+BUILDER_MADE = "embedded Hub builder:"
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,11 @@ class SpaceState:
     def terminal(self) -> bool:
         """Ready or failed, for the head commit: a stage a verdict may be drawn from."""
         return (self.ready or self.failed) and not self.stale
+
+    @property
+    def builder_made(self) -> bool:
+        """A failure the embedded Hub's builder made itself (``BUILDER_MADE``)."""
+        return self.builder is not None and BUILDER_MADE in self.error_tail(1)
 
     def error_tail(self, lines: int = TAIL_LINES) -> str:
         """The last ``lines`` lines of the errorMessage."""

@@ -26,16 +26,16 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from releaselib.errors import HF_TOKEN_RE, TOKEN_VARS, LedgerError
+from releaselib.errors import LedgerError
 from releaselib.files import write_atomic
+from releaselib.ledger.token_refusal import refuse_tokens
 from releaselib.locks import ledger_lock
 from releaselib.records import check_env_name
 
@@ -56,6 +56,8 @@ STEPS = (
 )
 STATUSES = ("done", "failed")
 RELEASE_KEYS = ("namespace", "version", "suffix")
+#: The OpenEnv pin the release resolved once (``releaselib.stage.recorded_pin``).
+PIN_KEYS = ("ref", "sha", "ref_reason", "dist")
 _STAMPED = frozenset({"status", "at", "attempt", "run"})
 
 Status = Literal["done", "failed"]
@@ -133,7 +135,22 @@ class Ledger:
                     _write(path, {**fresh, "updated": now, "envs": {}})
         data = _read(path)
         _check_release(path, data["release"], release)
-        return cls(path, data)
+        ledger = cls(path, data)
+        if release.get("sha") and not data["release"].get("sha"):
+            ledger._record_pin(release)
+        return ledger
+
+    def _record_pin(self, release: Mapping[str, Any]) -> None:
+        """Record the OpenEnv pin (ref, sha, why, dist) in a ledger made without one (by
+        ``verify``, or before pins were shas); a pin recorded already is never replaced."""
+        pin = {key: release[key] for key in PIN_KEYS if key in release}
+
+        def change(current: dict[str, Any]) -> dict[str, Any]:
+            if current["release"].get("sha"):
+                return current
+            return {**current, "release": {**current["release"], **pin}}
+
+        self._commit(change)
 
     def env(self, name: str) -> EnvEntry:
         """A snapshot of ``name``'s records (empty if it has none)."""
@@ -310,33 +327,6 @@ def recorded_release(path: Path) -> dict[str, Any]:
     return dict(_read(path)["release"])
 
 
-def refuse_tokens(value: Any, *, where: str) -> None:
-    """ValueError if any key or string in ``value`` holds a Hub token; never says the token."""
-    secrets = [os.environ.get(name, "") for name in TOKEN_VARS]
-    for path, text in _strings(value, where):
-        if HF_TOKEN_RE.search(text) or any(_holds(text, secret) for secret in secrets):
-            raise ValueError(f"refusing to write a Hub token to the ledger (at {path})")
-
-
-def _holds(text: str, secret: str) -> bool:
-    """True if ``text`` is ``secret`` or, for a secret long enough not to match by chance,
-    contains it."""
-    return bool(secret) and (text == secret or (len(secret) >= 8 and secret in text))
-
-
-def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
-    """Every string in a JSON-like value (keys included), with where it sits."""
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield from _strings(key, f"{path}.<key>")
-            yield from _strings(item, f"{path}.{key}")
-    elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            yield from _strings(item, f"{path}[{index}]")
-
-
 def _check_step(env: str, step: str) -> str:
     if step not in STEPS:
         raise ValueError(f"{env}: unknown step {step!r}; steps are {', '.join(STEPS)}")
@@ -396,6 +386,14 @@ def _check_release(path: Path, recorded: Mapping[str, Any], release: Mapping[str
         raise LedgerError(
             f"{path} records release {_show(theirs)}, not this run's {_show(ours)}",
             remedy="pass --ledger PATH for this release, or rerun with the recorded tuple",
+        )
+    pinned, sha = recorded.get("sha"), release.get("sha")
+    if pinned and sha and pinned != sha:
+        raise LedgerError(
+            f"{path} records the OpenEnv pin {pinned}, not this run's {sha}: a release pins "
+            "one commit",
+            remedy="rerun without --ref (the ledger's pin is used), or pass --ledger PATH for "
+            "another release",
         )
 
 

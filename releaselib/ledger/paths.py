@@ -10,12 +10,13 @@ from releaselib.config import ReleaseConfig, space_suffix
 
 def default_path(config: ReleaseConfig) -> Path:
     """Where a release's ledger lives unless ``--ledger`` says otherwise."""
-    tail = (
-        config.version
-        if config.suffix == space_suffix(config.version)
-        else (f"{config.version}{config.suffix}")
-    )
-    return config.staging_dir / f"ledger-{config.namespace}-{tail}.json"
+    return config.staging_dir / ledger_name(config.namespace, config.version, config.suffix)
+
+
+def ledger_name(namespace: str, version: str, suffix: str) -> str:
+    """The default ledger's file name for the release ``(namespace, version, suffix)``."""
+    tail = version if suffix == space_suffix(version) else f"{version}{suffix}"
+    return f"ledger-{namespace}-{tail}.json"
 
 
 def ledger_path(config: ReleaseConfig, given: str | None) -> Path:

@@ -312,6 +312,8 @@ def build_report(
             "namespace": config.namespace,
             "version": config.version,
             "ref": config.ref,
+            "sha": config.sha,
+            "pin": config.pin_label,
             "ref_reason": ref_reason or config.ref_reason,
             "dist": config.dist,
             "suffix": config.suffix,

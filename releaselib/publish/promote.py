@@ -227,7 +227,7 @@ def space_card(config: ReleaseConfig, env: str, tree: Path, space_id: str) -> st
         env=env,
         space_id=space_id,
         version=config.version,
-        ref=config.ref,
+        ref=config.pin_label,
         hub_tag=config.hub_tag,
         app_port=read_app_port(env_dir),
         client_class=find_client_class(env_dir),
@@ -243,7 +243,7 @@ def check_card(config: ReleaseConfig, env: str, tree: Path, candidate: str) -> N
     if held != space_card(config, env, tree, candidate):
         raise PromoteError(
             f"{candidate}: README.md is not the card release {config.version} (ref "
-            f"{config.ref}, tag {config.hub_tag}) builds for it, so it cannot be rebuilt for "
+            f"{config.pin_label}, tag {config.hub_tag}) builds for it, so it cannot be rebuilt for "
             "the canonical Space",
             remedy="redeploy the candidate with this release tuple and verify it again",
         )
@@ -349,5 +349,5 @@ def _target_tree(
 def _message(config: ReleaseConfig, env: str, candidate: str, commit: str) -> str:
     return (
         f"Promote {env} {config.version} from {candidate}@{commit[:12]} "
-        f"(OpenEnv ref {config.ref})"
+        f"(OpenEnv {config.pin_label})"
     )

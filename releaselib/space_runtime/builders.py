@@ -3,7 +3,8 @@
 - ``host``: nothing is installed; the Space runs with the current Python and its packages.
 - ``venv``: one virtual environment per Space commit, made with ``uv``, holding what the
   Dockerfile's stages install (``installs.plan_installs``). The OpenEnv git requirement is served
-  from a local checkout, built once into a wheel, or from the package registry without one. A
+  from the ``--openenv`` checkout at the commit it pins, built once per commit into a wheel;
+  without that checkout or commit the build fails as the builder's own (INCONCLUSIVE). A
   failed install, or a build over ``timeout`` seconds, is a BuildError whose message is the build
   log's last lines; at most ``jobs`` builds run at once.
 - ``podman``/``docker``: a real image build with that engine, then the Space runs as a container
@@ -15,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tarfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -26,7 +28,9 @@ import uv
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
-from releaselib.edit.requirement import OPENENV_DISTS
+from releaselib import shell
+from releaselib.edit.requirement import OPENENV_DISTS, OPENENV_URL
+from releaselib.hub.runtime import BUILDER_MADE
 from releaselib.space_runtime.buildlog import fail, run_logged
 from releaselib.space_runtime.engine_builder import ENGINE_BUILDERS, EngineBuilder
 from releaselib.space_runtime.installs import Install, base_image_installs, plan_installs
@@ -119,7 +123,7 @@ class VenvBuilder(_LocalProcess):
         self._slots = threading.BoundedSemaphore(max(1, jobs))
         self._cache_dir = cache_dir
         self._wheel_lock = threading.Lock()
-        self._wheel: Path | None = None
+        self._wheels: dict[str, Path] = {}
 
     def base_path(self, env_dir: Path) -> str:
         return f"{env_dir / 'bin'}:{IMAGE_PATH}"
@@ -159,40 +163,77 @@ class VenvBuilder(_LocalProcess):
             self._run([*command, *pins, *install.args], out, deadline)
 
     def _overrides(self, installs: Sequence[Install], out: IO[str], deadline: float) -> list[str]:
-        """OpenEnv git requirements -> the checkout's wheel (or the registry's release)."""
+        """OpenEnv git requirements -> a wheel of the ``--openenv`` checkout at the commit they
+        pin; a builder-made BuildError (``BUILDER_MADE``) when it cannot be built there, never
+        another OpenEnv (the registry's release) in its place."""
         extras: dict[str, set[str]] = {}
+        refs: set[str] = set()
         for install in installs:
             for text in install.requirements:
                 with suppress(InvalidRequirement):
                     req = Requirement(text)
                     if req.url and canonicalize_name(req.name) in OPENENV_DISTS:
                         extras.setdefault(canonicalize_name(req.name), set()).update(req.extras)
+                        pinned = OPENENV_URL.fullmatch(req.url)
+                        refs.add((pinned.group("ref") if pinned else None) or "")
         if not extras:
             return []
-        wheel = self._openenv_wheel(out, deadline) if self._openenv is not None else None
+        if len(refs) != 1 or "" in refs:
+            pins = ", ".join(sorted(r or "(no OpenEnv commit)" for r in refs))
+            raise fail(out, f"{BUILDER_MADE} the Space pins OpenEnv at {pins}, not one commit")
+        wheel = self._openenv_wheel(refs.pop(), out, deadline)
+        built = canonicalize_name(parse_wheel_filename(wheel.name)[0])
         lines = []
         for name, wanted in sorted(extras.items()):
+            if name != built:
+                raise fail(
+                    out,
+                    f"{BUILDER_MADE} the Space needs {name}, the --openenv checkout publishes "
+                    f"{built} at that commit",
+                )
             extra = f"[{','.join(sorted(wanted))}]" if wanted else ""
-            if wheel is not None and canonicalize_name(parse_wheel_filename(wheel.name)[0]) == name:
-                lines.append(f"{name}{extra} @ {wheel.as_uri()}")
-            else:
-                lines.append(f"{name}{extra}")
+            lines.append(f"{name}{extra} @ {wheel.as_uri()}")
         out.write("OpenEnv served as: " + "; ".join(lines) + "\n")
         return lines
 
-    def _openenv_wheel(self, out: IO[str], deadline: float) -> Path:
-        """The checkout built into a wheel, once per builder."""
+    def _openenv_wheel(self, ref: str, out: IO[str], deadline: float) -> Path:
+        """The ``--openenv`` checkout at commit ``ref`` (``git archive``, so the checkout is
+        never touched) built into a wheel, once per commit."""
         with self._wheel_lock:
-            if self._wheel is None:
-                assert self._openenv is not None
-                dest = self._work / "openenv-wheel"
-                shutil.rmtree(dest, ignore_errors=True)
-                out.write(f"building OpenEnv from {self._openenv}\n")
-                self._run(
-                    ["build", "--wheel", "--out-dir", str(dest), str(self._openenv)], out, deadline
+            if ref in self._wheels:
+                return self._wheels[ref]
+            if self._openenv is None:
+                raise fail(
+                    out,
+                    f"{BUILDER_MADE} no OpenEnv checkout to build {ref} from: start the "
+                    "embedded Hub with --openenv CHECKOUT (one holding that commit)",
                 )
-                self._wheel = next(dest.glob("*.whl"))
-            return self._wheel
+            sha, tree = _commit_tree(self._openenv, ref)
+            if sha is None:
+                raise fail(
+                    out,
+                    f"{BUILDER_MADE} the --openenv checkout {self._openenv} has no commit {ref}: "
+                    "start the embedded Hub with --openenv CHECKOUT holding it",
+                )
+            source, dest = self._work / f"openenv-{sha}", self._work / f"openenv-wheel-{sha}"
+            for folder in (source, dest):
+                shutil.rmtree(folder, ignore_errors=True)
+            source.mkdir(parents=True)
+            archive = self._work / f"openenv-{sha}.tar"
+            out.write(f"building OpenEnv {sha} from {self._openenv}\n")
+            top = shell.run(["git", "-C", str(self._openenv), "rev-parse", "--show-toplevel"])
+            made = shell.run(["git", "-C", top.stdout.strip(), "archive", "-o", str(archive), tree])
+            if not made.ok:
+                raise fail(out, f"{BUILDER_MADE} git archive {tree} failed: {made.stderr.strip()}")
+            try:
+                with tarfile.open(archive) as tar:
+                    tar.extractall(source, filter=_inside)
+            except (OSError, tarfile.TarError) as exc:
+                raise fail(out, f"{BUILDER_MADE} cannot unpack OpenEnv {sha}: {exc}") from exc
+            archive.unlink()
+            self._run(["build", "--wheel", "--out-dir", str(dest), str(source)], out, deadline)
+            self._wheels[ref] = next(dest.glob("*.whl"))
+            return self._wheels[ref]
 
     def _run(self, args: list[str], out: IO[str], deadline: float) -> None:
         env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
@@ -200,6 +241,24 @@ class VenvBuilder(_LocalProcess):
         if self._cache_dir is not None:
             env["UV_CACHE_DIR"] = str(self._cache_dir)
         run_logged([uv.find_uv_bin(), *args], out, deadline=deadline, limit=self._timeout, env=env)
+
+
+def _inside(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+    """tarfile's ``data`` filter, but a member it refuses (a link out of the tree) is left out
+    rather than ending the unpacking: it points at nothing the commit holds."""
+    try:
+        return tarfile.data_filter(member, dest)
+    except tarfile.FilterError:
+        return None
+
+
+def _commit_tree(checkout: Path, ref: str) -> tuple[str | None, str]:
+    """(the commit ``ref`` names in ``checkout``, or None; the tree-ish of the checkout's folder
+    at it, for ``git archive`` run at the repository's top)."""
+    found = shell.run(["git", "-C", str(checkout), "rev-parse", "--verify", f"{ref}^{{commit}}"])
+    prefix = shell.run(["git", "-C", str(checkout), "rev-parse", "--show-prefix"]).stdout.strip()
+    sha = found.stdout.strip()
+    return (sha if found.ok and sha else None), f"{sha}:{prefix}"
 
 
 def make_builder(

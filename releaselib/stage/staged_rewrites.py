@@ -66,7 +66,12 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
     that installs a git+ requirement.
     """
     changes: list[Change] = []
-    pin = {"dist": config.dist, "ref": config.ref}
+    if not config.sha:
+        raise StageError(
+            f"envs/{spec.name}: the release tuple has no OpenEnv commit to pin",
+            remedy="stage through build_config (it resolves the ref to its sha), or pass --ref SHA",
+        )
+    pin = {"dist": config.dist, "ref": config.sha}
     assert spec.dockerfile is not None
     source_rel = spec.dockerfile.relative_to(spec.path).as_posix()
     text = read_text(stage_dir / source_rel, stage_dir)
@@ -103,7 +108,7 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
                 file,
                 stage_dir,
                 lambda t, p, c=only_c: requirements_txt.rewrite_requirements_txt(  # type: ignore[misc]
-                    t, path=p, constraints=c, dist=config.dist, ref=config.ref
+                    t, path=p, constraints=c, dist=config.dist, ref=config.sha
                 ),
             )
     check_hash_modes(original, spec, stage_dir, changes)
@@ -261,7 +266,7 @@ def stage_readme(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> list[
         env=spec.name,
         space_id=config.space_id(spec.name),
         version=config.version,
-        ref=config.ref,
+        ref=config.pin_label,
         hub_tag=config.hub_tag,
         app_port=env_facts.read_app_port(staged_env, f"envs/{spec.name}"),
         client_class=env_facts.find_client_class(staged_env),

@@ -196,13 +196,20 @@ def _not_probed(state: SpaceState, plan: ProbePlan) -> VerifyResult:
     """The verdict on a Space the Hub reports failed or missing: FAIL only for the Space's own
     BUILD_ERROR/RUNTIME_ERROR; a missing, refused-config, paused or stopped one is not evidence."""
     last_line = state.error_tail(1) or "no errorMessage"
-    if state.stage in SPACE_FAILURES and uninstalled(state.builder, [state.error]):
+    host_made = uninstalled(state.builder, [state.error])
+    if state.stage in SPACE_FAILURES and (host_made or state.builder_made):
+        why = (
+            HOST_INSTALLS_NOTHING
+            if host_made
+            else "the embedded Hub could not build the pinned OpenEnv: give localhub.serve "
+            "--openenv CHECKOUT holding that commit"
+        )
         return VerifyResult(
             plan.env,
             state.space_id,
             state,
             Outcome.INCONCLUSIVE,
-            f"{state.stage}: {last_line}; {HOST_INSTALLS_NOTHING}",
+            f"{state.stage}: {last_line}; {why}",
             our_error=True,
         )
     lacked = needs_named(state.error or "", plan.needs) if state.stage == "RUNTIME_ERROR" else ()

@@ -93,9 +93,11 @@ def verify_config(
         ref=ref,
         ref_reason=reason,
         dist=str(recorded.get("dist") or "-"),
+        sha=str(recorded.get("sha") or ""),
         suffix=suffix,
         namespace=check_namespace("--namespace", str(namespace)),
         staging_dir=staging.expanduser().resolve(),
         hub_endpoint=hub_endpoint(pick("hub_endpoint", options.hub_endpoint, conf)),
     )
-    return release, cfg.RefResolution(ref, reason, release.dist), source
+    resolution = cfg.RefResolution(ref, reason, release.dist, sha=release.sha)
+    return release, resolution, source

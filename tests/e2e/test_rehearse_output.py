@@ -49,8 +49,10 @@ def test_without_keep_nothing_printed_points_into_the_removed_workspace(checkout
     assert f"briefing copied to {saved}" in done.stdout
     text = saved.read_text()
     assert text.startswith(BRIEFING_MARKER) and "rehearse again with `--keep DIR`" in text
-    # the workspace is named only where the ref was resolved (its stand-in remote), never to use
-    assert all(line.startswith("| OpenEnv ref |") for line in text.splitlines() if "openenv-rehearsal-" in line)
+    # the pin is the served checkout's HEAD, named by its sha: no path to a stand-in remote
+    assert "openenv-rehearsal-" not in text and "no-remote" not in text
+    [pin] = [line for line in text.splitlines() if line.startswith("| OpenEnv ref |")]
+    assert "`HEAD at " in pin and "the rehearsed checkout's HEAD" in pin
 
 
 def test_with_keep_the_printed_restart_then_the_next_command_run_as_printed(checkout: Path) -> None:

@@ -16,7 +16,7 @@ from huggingface_hub import HfApi
 from openenv_release.cli import program
 from releaselib.localhub import LocalHub
 from releaselib.rehearse import copy_checkout, examples_dir
-from tests.helpers import wait_flag
+from tests.helpers import offline, wait_flag
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]  # whole releases, run again: .ci/run runs them
 
@@ -61,7 +61,7 @@ def test_reruns_keep_the_briefing_and_the_board_true(
     pyproject = repo / "envs" / ENV / "pyproject.toml"
     hub = LocalHub(tmp_path / "hub").start()
     try:
-        for key, value in {**hub.client_env(), "OPENENV_RELEASE_REMOTE": str(tmp_path / "none")}.items():
+        for key, value in {**hub.client_env(), **offline(tmp_path)}.items():
             monkeypatch.setenv(key, value)
         staging = tmp_path / "staging"
         flags = ["--repo", str(repo), "--staging-dir", str(staging), "--hub-endpoint", hub.endpoint]

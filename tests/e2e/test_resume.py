@@ -20,7 +20,7 @@ from huggingface_hub import HfApi
 
 from releaselib.localhub import LocalHub
 from releaselib.rehearse import copy_checkout, examples_dir
-from tests.helpers import MAIN, wait_flag, waits
+from tests.helpers import MAIN, offline, wait_flag, waits
 
 pytestmark = [pytest.mark.e2e, pytest.mark.resume]
 
@@ -41,7 +41,7 @@ def start_release(hub: LocalHub, repo: Path, staging: Path) -> subprocess.Popen[
     args = ["release", "--repo", str(repo), "--staging-dir", str(staging),
             "--hub-endpoint", hub.endpoint, "--timeout", wait_flag(5), "--wait", wait_flag(120), "--json",
             "--allow-embedded-hub"]
-    env = {**os.environ, **hub.client_env(), "OPENENV_RELEASE_REMOTE": str(repo / "no-remote")}
+    env = {**os.environ, **hub.client_env(), **offline(repo)}
     return subprocess.Popen([sys.executable, "-c", MAIN, *args], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 

@@ -21,7 +21,7 @@ from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import StagedSpace
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.stage.stage_env import stage_envs
-from tests.helpers import waits
+from tests.helpers import TEST_SHA, waits
 
 PROJECT = Path(__file__).resolve().parents[2]
 HF = shutil.which("hf", path=str(Path(sys.executable).parent)) or shutil.which("hf")
@@ -49,7 +49,7 @@ def staged(tmp_path_factory: pytest.TempPathFactory) -> StagedSpace:
     """echo_env from the bundled examples, staged as the tool stages it."""
     work = tmp_path_factory.mktemp("staged")
     config, _ = build_config(
-        Options(repo=str(PROJECT / "examples"), staging_dir=str(work / "s"), remote=str(work / "no-remote"))
+        Options(repo=str(PROJECT / "examples"), staging_dir=str(work / "s"), remote=str(work / "no-remote"), ref=TEST_SHA, dist="openenv")
     )
     [space] = stage_envs(config, select_envs(discover_envs(config.repo), ["echo_env"]), PluginRegistry(get_plugin_manager()))
     assert space.ok, space.error

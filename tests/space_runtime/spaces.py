@@ -3,10 +3,21 @@ dependencies say what a build must install, and an image that lacks git."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
-#: The OpenEnv pin as staging writes it; the venv builder serves it from the registry here.
-OPENENV_PIN = "openenv-core[core] @ git+https://github.com/huggingface/OpenEnv.git@v0.3.0"
+#: The OpenEnv pin as staging writes it; the venv builder serves it from its --openenv checkout
+#: at that ref (``examples_at_pin``: the examples, whose ``core`` extra is openenv-core 0.3.0).
+OPENENV_PIN = "openenv[core] @ git+https://github.com/huggingface/OpenEnv.git@v0.3.0"
+
+
+def examples_at_pin(dest: Path) -> Path:
+    """A git checkout of the examples at ``dest`` whose HEAD is tagged as OPENENV_PIN's ref."""
+    from releaselib.rehearse import copy_checkout, examples_dir
+
+    checkout = copy_checkout(examples_dir(), dest)
+    subprocess.run(["git", "-C", str(checkout), "tag", "v0.3.0"], check=True, capture_output=True)
+    return checkout
 
 _DOCKERFILE = """\
 ARG BASE_IMAGE=ghcr.io/huggingface/openenv-base:latest

@@ -16,7 +16,7 @@ from releaselib.hub.signatures import SIGNATURES
 from releaselib.localhub import LocalHub
 from releaselib.verify.probe import Outcome, probe_base_url
 from tests.helpers import waits
-from tests.space_runtime.spaces import git_on_gitless_space, openenv_space
+from tests.space_runtime.spaces import examples_at_pin, git_on_gitless_space, openenv_space
 
 pytestmark = pytest.mark.venv
 DONE = {"RUNNING", "BUILD_ERROR", "RUNTIME_ERROR"}
@@ -24,7 +24,8 @@ DONE = {"RUNNING", "BUILD_ERROR", "RUNTIME_ERROR"}
 
 @pytest.fixture(scope="module")
 def venv_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
-    with LocalHub(tmp_path_factory.mktemp("venv-hub"), builder="venv") as hub:
+    served = examples_at_pin(tmp_path_factory.mktemp("openenv") / "OpenEnv")
+    with LocalHub(tmp_path_factory.mktemp("venv-hub"), builder="venv", openenv=served) as hub:
         yield hub
 
 
