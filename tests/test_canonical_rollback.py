@@ -97,7 +97,10 @@ def test_a_canonical_that_fails_after_promotion_is_rolled_back_and_not_pinned(ch
         assert "variable MODE: candidate unset, canonical 'canonical'" in row["differences"]
         assert run.briefing is not None
         briefing = run.briefing.read_text()
-        assert f"| echo_env | `{CANONICAL}` | `{previous[:12]}` | `{promoted[:12]}` | - | - | FAIL | yes, by release, as `{restored[:12]}` |" in briefing
+        sha, lock = config.sha, entry.get("stage").data["lock"].get("digest")  # type: ignore[union-attr]
+        assert len(sha) == 40  # the one pin the canonical builds, and its lock (if it has one)
+        locked = f"`{lock[:12]}`" if lock else "-"
+        assert f"| echo_env | `{CANONICAL}` | `{previous[:12]}` | `{promoted[:12]}` | `{sha[:12]}` | {locked} | FAIL | yes, by release, as `{restored[:12]}` |" in briefing
         assert f"rolled back from `{promoted[:12]}` to the tree of `{previous[:12]}` in commit `{restored[:12]}`; echo_env is not pinned" in briefing
         assert "libcanonical" in briefing and "differs from the candidate: variable MODE" in briefing
 

@@ -22,6 +22,7 @@ def canonical_rows(ledger: Ledger, entry: EnvEntry) -> list[dict[str, Any]]:
     if checked is not None and checked.data.get("promoted_at") != promote.at:
         checks = {}  # a check of an earlier promotion
     restores = {r["target"]: r for r in (rolled.data.get("restores", []) if rolled else [])}
+    pinned = str(ledger.to_json().get("release", {}).get("sha") or "") or None
     staged = entry.get("stage")
     lock = (staged.data.get("lock") or {}) if staged else {}
     rows = []
@@ -38,8 +39,7 @@ def canonical_rows(ledger: Ledger, entry: EnvEntry) -> list[dict[str, Any]]:
                 "target": target,
                 "previous": (recorded.get(target) or p.get("before") or {}).get("head"),
                 "promoted": check.get("promoted") or p.get("pushed"),
-                # from other work: the OpenEnv sha the canonical builds
-                "openenv_sha": None,
+                "openenv_sha": pinned,  # the release's one pin (releaselib.release_pin)
                 "lock_digest": lock.get("digest"),
                 "outcome": check.get("outcome") or "not verified",
                 "reason": check.get("reason") or "",
