@@ -161,3 +161,20 @@ def test_uv_docs_bind_mount_pattern_gets_the_relocked_lock_at_the_context_root(
     assert "tinydep==1.0" in (staged / "pyproject.toml").read_text()
     env = Dockerfile.parse((staged / "Dockerfile").read_text()).stage_env(0)
     assert "UV_FROZEN" not in env  # the RUN passes --locked, which uv refuses beside --frozen
+
+
+def test_uvs_explanation_is_one_line_however_uv_wrapped_it() -> None:
+    """uv wraps its explanation at the terminal's width (it ended at "..., we" in one run)."""
+    from releaselib.stage.lock_files import uv_error
+
+    wrapped = (
+        "  \u00d7 No solution found when resolving dependencies:\n"
+        "  ╰─▶ Because only tinydep==1.0 is available and you require tinydep>=5, we\n"
+        "      can conclude that your requirements are unsatisfiable.\n"
+        "\n"
+        "      hint: Pre-releases are available for tinydep\n"
+    )
+    assert uv_error(wrapped, 1) == (
+        "Because only tinydep==1.0 is available and you require tinydep>=5, we can conclude "
+        "that your requirements are unsatisfiable."
+    )

@@ -133,12 +133,14 @@ def stage_uv_lock(source: Path, project: Path, stage_dir: Path) -> Change:
 
 
 def uv_error(stderr: str, code: int) -> str:
-    """uv's explanation in one line: what follows its "No solution found" heading, with the
-    items of a "Because all of:" list joined on."""
-    lines = [line.strip(" \u00d7\u2570\u2500\u25b6") for line in stderr.splitlines()]
+    """uv's explanation in one line: what follows its "No solution found" heading, up to its
+    hints, joined whether uv wrapped it at the terminal's width or listed it ("Because all
+    of:")."""
+    lines = [line.strip(" \u00d7\u2570\u2500\u25b6\u2502") for line in stderr.splitlines()]
     lines = [line.removeprefix("error: ").removeprefix("cause: ") for line in lines if line]
     useful = [line for line in lines if not line.startswith("No solution found")]
-    text = " ".join(useful) if useful[:1] and useful[0].endswith(":") else (useful or [""])[0]
+    hint = next((i for i, line in enumerate(useful) if line.startswith("hint:")), len(useful))
+    text = " ".join(useful[:hint])
     return short_line(text or (lines or [f"uv exit {code}"])[0], 200)
 
 
