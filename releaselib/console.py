@@ -284,5 +284,6 @@ def print_board(console: Console, rows: Sequence[Row]) -> None:
     console.print(LEGEND)
     for row in rows:
         line = f"{row.env} ({row.runtime or 'no runtime'}): next, {row.next_action}"
-        line += f"; not locked: {row.unlocked}" if row.unlocked else ""
-        console.print(escape(line), soft_wrap=True)
+        console.print(escape(line), soft_wrap=True)  # the command ends the line: runs as printed
+        if row.unlocked:
+            console.print(escape(f"{row.env}: not locked: {row.unlocked}"), soft_wrap=True)

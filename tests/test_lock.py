@@ -221,7 +221,9 @@ def test_no_lock_is_a_stage_flag_and_the_briefing_and_board_say_so(
     assert row.as_json()["locked"] == "skipped" and row.unlocked == "--no-lock"
     console = Console(record=True, width=200)
     print_board(console, [row])
-    assert "; not locked: --no-lock" in console.export_text()
+    said = console.export_text().splitlines()
+    assert "echo_env: not locked: --no-lock" in said  # its own line: the next command ends its own
+    assert not any("next, " in line and "not locked" in line for line in said)
 
 
 def test_the_briefing_shows_each_env_lock_digest(tmp_path: Path) -> None:

@@ -73,7 +73,7 @@ def test_with_keep_the_printed_restart_then_the_next_command_run_as_printed(chec
         assert serving.stdout is not None
         exported = dict(shlex.split(serving.stdout.readline())[1].split("=", 1) for _ in range(9))
         ran = cli(*shlex.split(next_line)[1:], cwd=cwd, env=exported)
-        assert ran.returncode == 0, ran.stderr
+        assert ran.returncode == 0, (next_line, ran.stderr)
         api = HfApi(endpoint=exported["HF_ENDPOINT"], token=exported["HF_TOKEN"])
         deadline = time.monotonic() + 30 * WAIT_FACTOR
         while api.get_space_runtime("openenv/echo_env-0.2.2").stage != "PAUSED" and time.monotonic() < deadline:
