@@ -31,10 +31,11 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 from releaselib import shell
 from releaselib.edit.requirement import OPENENV_DISTS, OPENENV_URL
 from releaselib.hub.runtime import BUILDER_MADE
+from releaselib.space_runtime.builder_limits import builders_doing, skipped_steps
 from releaselib.space_runtime.buildlog import fail, run_logged
 from releaselib.space_runtime.engine_builder import ENGINE_BUILDERS, EngineBuilder
 from releaselib.space_runtime.installs import Install, base_image_installs, plan_installs
-from releaselib.space_runtime.plan import BuildError
+from releaselib.space_runtime.plan import BuildError, RunStep
 from releaselib.space_runtime.process import (
     IMAGE_PATH,
     Layout,
@@ -138,11 +139,17 @@ class VenvBuilder(_LocalProcess):
             except BuildError as exc:
                 raise fail(out, exc.message) from exc
             with self._slots:
-                self._install(installs, env_dir, out, time.monotonic() + self._timeout)
+                deadline = time.monotonic() + self._timeout
+                self._install(installs, env_dir, out, deadline, skipped_steps(layout))
         (env_dir / _BUILT).touch()
 
     def _install(
-        self, installs: Sequence[Install], env_dir: Path, out: IO[str], deadline: float
+        self,
+        installs: Sequence[Install],
+        env_dir: Path,
+        out: IO[str],
+        deadline: float,
+        skipped: Sequence[RunStep] = (),
     ) -> None:
         shutil.rmtree(env_dir, ignore_errors=True)
         self._run(["venv", "--python", sys.executable, str(env_dir)], out, deadline)
@@ -160,7 +167,12 @@ class VenvBuilder(_LocalProcess):
                 pinned.write_text("".join(f"{pin}\n" for pin in install.pins))
                 pins = ["--constraint", str(pinned)]
             command = ["pip", "install", "--python", python, "--override", str(overrides)]
-            self._run([*command, *pins, *install.args], out, deadline)
+            try:
+                self._run([*command, *pins, *install.args], out, deadline)
+            except BuildError as exc:  # the Space's failure, unless the builder could not do it
+                if (why := builders_doing(exc.message, skipped, install.line)) is None:
+                    raise
+                raise fail(out, f"{BUILDER_MADE} {why}") from exc
 
     def _overrides(self, installs: Sequence[Install], out: IO[str], deadline: float) -> list[str]:
         """OpenEnv git requirements -> a wheel of the ``--openenv`` checkout at the commit they

@@ -1,0 +1,55 @@
+"""A venv build that fails for what the embedded Hub's builder cannot do (reach hosts beyond the
+package registries, run RUN steps that are not Python installs) is the builder's doing: its
+last line is marked, so verify calls it INCONCLUSIVE, never the Space's FAIL (openapp_env and
+unity_env were pinned in a dress rehearsal for exactly this)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from releaselib.hub.runtime import BUILDER_MADE
+from releaselib.space_runtime.builder_limits import builders_doing, skipped_steps
+from releaselib.space_runtime.builders import VenvBuilder
+from releaselib.space_runtime.plan import BuildError
+from tests.space_runtime.test_installs import layout_of
+
+CLONED = (
+    "FROM python:3.11\n"
+    "RUN apt-get update && apt-get install -y git\n"
+    "RUN git clone https://github.com/example/openapps /app\n"
+    "RUN pip install -e /app\n"
+    'CMD ["python"]\n'
+)
+
+
+def test_the_steps_the_builder_does_not_run_are_named(tmp_path: Path) -> None:
+    layout = layout_of(tmp_path, CLONED + "RUN mkdir -p /data && echo ok\n")
+    assert [run.line for run in skipped_steps(layout)] == [2, 3]
+
+
+def test_an_unreachable_host_is_the_builders_doing_and_an_own_failure_is_not() -> None:
+    github = "fatal: unable to access 'https://github.com/x/y.git/': Could not resolve host: github.com"
+    said = builders_doing(github, (), 7)
+    assert said is not None and "Could not resolve host: github.com" in said and "line 7" in said
+    own = "ERROR: No matching distribution found for nosuchpackage==9"
+    assert builders_doing(own, (), 7) is None
+    assert builders_doing("Failed to connect to 127.0.0.1 port 9: refused", (), 7) is None
+
+
+def test_a_failure_after_a_step_the_builder_skipped_is_its_own_doing(tmp_path: Path) -> None:
+    layout = layout_of(tmp_path, CLONED)
+    builder = VenvBuilder(tmp_path / "builder")
+    with pytest.raises(BuildError) as raised:
+        builder.build(layout, tmp_path / "env", tmp_path / "build.log")
+    last = raised.value.message.splitlines()[-1]
+    assert last.startswith(BUILDER_MADE) and "RUN line(s) 2, 3" in last and "git clone" not in last
+    assert "a real Space build runs them" in last
+
+
+def test_a_failure_with_nothing_skipped_stays_the_spaces(tmp_path: Path) -> None:
+    layout = layout_of(tmp_path, 'FROM python:3.11\nRUN pip install -e /app\nCMD ["python"]\n')
+    with pytest.raises(BuildError) as raised:
+        VenvBuilder(tmp_path / "builder").build(layout, tmp_path / "env", tmp_path / "build.log")
+    assert BUILDER_MADE not in raised.value.message
