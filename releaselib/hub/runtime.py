@@ -34,6 +34,8 @@ FAILED = frozenset(
 JUDGED = READY | {"BUILD_ERROR", "RUNTIME_ERROR"}
 #: Polls in a row a Space may look stale before the watcher factory-reboots it (once).
 STALE_POLLS = 3
+#: How many waits a watch of Spaces queued behind other builds may take in all.
+QUEUED_WAITS = 8
 NOT_FOUND = "not found on the Hub (or private and the token cannot see it)"
 TAIL_LINES = 12
 #: How the embedded Hub's builders begin an error line that is their own doing (no OpenEnv
@@ -73,6 +75,9 @@ class SpaceState:
     #: the embedded Hub's builder that stood in for the Space's build (its runtime's
     #: ``localhubBuilder``); None on a real Hub
     builder: str | None = None
+    #: the embedded Hub's build is waiting for a builder slot (``localhubQueued``); a real Hub
+    #: does not say, so its Spaces count as started when first seen
+    queued: bool = False
 
     @classmethod
     def of(cls, space_id: str, remote: RemoteSpace | None, seen_at: float) -> SpaceState:
@@ -94,6 +99,7 @@ class SpaceState:
             seen_at,
             remote.sha,
             str(runtime.get("localhubBuilder") or "") or None,
+            runtime.get("localhubQueued") is True,
         )
 
     @property
@@ -166,7 +172,10 @@ def watch(
     sleep: Callable[[float], None] = time.sleep,
     on_stale: Literal["reboot", "accept"] = "reboot",
 ) -> Iterator[Poll]:
-    """Poll until every Space is terminal or ``wait`` seconds have passed; yield each cycle.
+    """Poll until every Space is terminal or has had ``wait`` seconds since it started; yield
+    each cycle. A Space starts when it is first seen out of the embedded Hub's build queue (a
+    real Hub does not report a queue: when it is first seen), so a Space queued behind other
+    builds loses none of its wait; :data:`QUEUED_WAITS` waits bound the whole watch.
 
     A Space's state stops changing once it is terminal (it is the caller's to act on). A stale
     one is polled again; after :data:`STALE_POLLS` stale polls in a row it is factory-rebooted
@@ -181,6 +190,7 @@ def watch(
     states: dict[str, SpaceState] = {}
     stale_polls: dict[str, int] = {}
     rebooted: set[str] = set()
+    began: dict[str, float] = {}  # when each Space was first seen out of the build queue
     cycle = 0
     while True:
         cycle += 1
@@ -196,17 +206,25 @@ def watch(
                 if not _done(states.get(space_id), accept):
                     state = SpaceState.of(space_id, listed.get(space_id), elapsed)
                     states[space_id] = state
+                    if not state.queued:
+                        began.setdefault(space_id, elapsed)
                     stale_polls[space_id] = stale_polls.get(space_id, 0) + 1 if state.stale else 0
                     due = not accept and stale_polls[space_id] >= STALE_POLLS
                     if due and space_id not in rebooted:  # once per Space
                         rebooted.add(space_id)
                         with suppress(HubError):  # not rebooted: it stays stale
                             hub.restart(space_id, factory=True)
-        final = all(_done(s, accept) for s in states.values()) or clock() - start >= wait
+        now = clock() - start
+        left = [
+            wait - (now - began[i]) if i in began else wait
+            for i, state in states.items()
+            if not _done(state, accept)
+        ]
+        final = not left or max(left) <= 0 or now >= wait * QUEUED_WAITS
         yield Poll(cycle, elapsed, dict(states), len(authors), final)
         if final:
             return
-        sleep(max(0.0, min(interval, wait - (clock() - start))))
+        sleep(max(0.0, min(interval, max(left), wait * QUEUED_WAITS - now)))
 
 
 def _done(state: SpaceState | None, accept_stale: bool) -> bool:

@@ -48,6 +48,8 @@ class _Space:
     generation: int = 0
     stale_cleared: bool = False
     threads: list[threading.Thread] = field(default_factory=list)
+    #: BUILDING, but waiting for one of the builder's slots (``localhubQueued``)
+    queued: bool = False
 
 
 class SpaceRuntimes:
@@ -85,9 +87,12 @@ class SpaceRuntimes:
             process = space.process
             if space.stage == "RUNNING" and process and process.exit_code() is not None:
                 space.stage, space.error = "RUNTIME_ERROR", _crash_message(process)
-            return _runtime_dict(
+            runtime = _runtime_dict(
                 space.stage, space.sha, space.error, space.domains, self._builder.name
             )
+            if space.stage == "BUILDING" and space.queued:
+                runtime["localhubQueued"] = True
+            return runtime
 
     async def deploy(self, repo: Repo) -> None:
         """Build and start the head commit, unless the Space is paused."""
@@ -185,8 +190,8 @@ class SpaceRuntimes:
     def _supersede(self, space: _Space, stage: str) -> Running | None:
         """Start a new generation in ``stage``; returns the process the caller must stop."""
         with self._lock:
-            space.generation += 1
-            space.stage, space.error = stage, None
+            space.generation += 1  # a new build waits for a builder slot until it starts
+            space.stage, space.error, space.queued = stage, None, stage == "BUILDING"
             process, space.process = space.process, None
             return process
 
@@ -242,7 +247,12 @@ class SpaceRuntimes:
         env_dir = run_dir / f"env-{head.oid}"
         try:
             layout = lay_out(run_dir / "tree", run_dir, base_path=self._builder.base_path(env_dir))
-            self._builder.build(layout, env_dir, run_dir / "build.log")
+            self._builder.build(
+                layout,
+                env_dir,
+                run_dir / "build.log",
+                started=lambda: self._started(space, generation),
+            )
             if space.generation != generation:
                 return
             _drop_other_envs(run_dir, keep=env_dir)
@@ -281,6 +291,12 @@ class SpaceRuntimes:
             time.sleep(min(left, _POLL))
         return space.generation == generation
 
+    def _started(self, space: _Space, generation: int) -> None:
+        """The Space's build holds a builder slot: it is no longer queued."""
+        with self._lock:
+            if space.generation == generation:
+                space.queued = False
+
     def _set(
         self,
         space: _Space,
@@ -295,7 +311,7 @@ class SpaceRuntimes:
         with self._lock:
             if space.generation != generation:
                 return False
-            space.stage, space.error = stage, error
+            space.stage, space.error, space.queued = stage, error, False
             if process is not None:
                 space.process = process
             return True

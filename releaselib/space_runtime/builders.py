@@ -19,7 +19,7 @@ import sys
 import tarfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import IO, Protocol
@@ -64,14 +64,22 @@ class Running(Protocol):
     def stop(self, timeout: float = 5.0) -> None: ...
 
 
+def _nothing() -> None:
+    """A build's ``started`` callback when nobody listens."""
+
+
 class Builder(Protocol):
     name: str
 
     def base_path(self, env_dir: Path) -> str:
         """The PATH a stage FROM an image starts with, for a build into ``env_dir``."""
 
-    def build(self, layout: Layout, env_dir: Path, log: Path) -> None:
-        """Install what ``layout`` needs into ``env_dir``, logging to ``log``; BuildError if not."""
+    def build(
+        self, layout: Layout, env_dir: Path, log: Path, started: Callable[[], None] = _nothing
+    ) -> None:
+        """Install what ``layout`` needs into ``env_dir``, logging to ``log``; BuildError if not.
+        ``started`` is called once the build holds one of the builder's slots (until then it
+        is queued behind other builds)."""
 
     def start(self, layout: Layout, env_dir: Path, *, port: int, env: Mapping[str, str]) -> Running:
         """Start the built Space on 127.0.0.1:``port``; OSError if its command cannot start."""
@@ -100,7 +108,10 @@ class HostBuilder(_LocalProcess):
     def base_path(self, env_dir: Path) -> str:
         return host_path()
 
-    def build(self, layout: Layout, env_dir: Path, log: Path) -> None:
+    def build(
+        self, layout: Layout, env_dir: Path, log: Path, started: Callable[[], None] = _nothing
+    ) -> None:
+        started()
         log.write_text(f"host builder: no install; the Space runs with {sys.executable}\n")
 
 
@@ -129,9 +140,12 @@ class VenvBuilder(_LocalProcess):
     def base_path(self, env_dir: Path) -> str:
         return f"{env_dir / 'bin'}:{IMAGE_PATH}"
 
-    def build(self, layout: Layout, env_dir: Path, log: Path) -> None:
+    def build(
+        self, layout: Layout, env_dir: Path, log: Path, started: Callable[[], None] = _nothing
+    ) -> None:
         with open(log, "w") as out:
             if (env_dir / _BUILT).is_file():
+                started()
                 out.write(f"reusing {env_dir}\n")
                 return
             try:
@@ -139,6 +153,7 @@ class VenvBuilder(_LocalProcess):
             except BuildError as exc:
                 raise fail(out, exc.message) from exc
             with self._slots:
+                started()
                 deadline = time.monotonic() + self._timeout
                 self._install(installs, env_dir, out, deadline, skipped_steps(layout))
         (env_dir / _BUILT).touch()

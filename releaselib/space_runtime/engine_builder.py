@@ -18,7 +18,7 @@ import secrets
 import shutil
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -107,13 +107,17 @@ class EngineBuilder:
     def base_path(self, env_dir: Path) -> str:
         return IMAGE_PATH
 
-    def build(self, layout: Layout, env_dir: Path, log: Path) -> None:
+    def build(
+        self, layout: Layout, env_dir: Path, log: Path, started: Callable[[], None] = lambda: None
+    ) -> None:
         tag = image_tag(env_dir)
         with open(log, "w") as out:
             if self._runner([self._engine.name, "image", "inspect", tag], timeout=30).ok:
+                started()
                 out.write(f"reusing the image {tag}\n")
             else:
                 with self._slots:
+                    started()
                     deadline = time.monotonic() + self._timeout
                     argv = image_build_argv(
                         self._engine, tag, self._context(layout, env_dir, out), pull_never=True

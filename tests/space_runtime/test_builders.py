@@ -119,3 +119,48 @@ def test_a_hanging_build_holds_up_no_other_space_and_ends_as_a_build_error(tmp_p
         assert api.get_space_runtime("openenv/hanging").stage == "BUILDING"
         ended = deploy(hub, hanging, "hanging")
         assert ended.stage == "BUILD_ERROR" and f"took longer than {waits(8):g} s" in ended.raw["errorMessage"]
+
+
+def test_a_build_queued_behind_another_loses_none_of_its_wait(tmp_path: Path) -> None:
+    """One build slot, a build that hangs until its time-out, and a quick Space queued behind
+    it: the runtime says it is queued, and a watch whose wait is shorter than the queue still
+    sees the quick Space run (its wait counts from when it left the queue)."""
+    from releaselib.hub.client import Hub
+    from releaselib.hub.runtime import watch
+
+    with (
+        socket.socket() as black_hole,
+        LocalHub(tmp_path / "hub", builder="venv", build_timeout=waits(6), build_jobs=1) as hub,
+    ):
+        black_hole.bind(("127.0.0.1", 0))
+        black_hole.listen()  # accepts connections, never answers
+        index = f"http://127.0.0.1:{black_hole.getsockname()[1]}/simple"
+        hanging, quick = tmp_path / "hanging", tmp_path / "quick"
+        hanging.mkdir()
+        (hanging / "Dockerfile").write_text(
+            f'FROM python:3.11\nRUN pip install --index-url {index} inflection\nCMD ["python"]\n'
+        )
+        quick.mkdir()
+        (quick / "Dockerfile").write_text(
+            'FROM python:3.11\nCMD ["sh", "-c", "python -m http.server --bind 127.0.0.1 $PORT"]\n'
+        )
+        api = HfApi(endpoint=hub.endpoint, token=hub.token)
+        for name, tree in (("hanging", hanging), ("quick", quick)):
+            api.create_repo(f"openenv/{name}", repo_type="space", space_sdk="docker")
+            api.upload_folder(repo_id=f"openenv/{name}", repo_type="space", folder_path=tree)
+            if name == "hanging":
+                deadline = time.monotonic() + waits(30)
+                while "--> line 2" not in _build_log(hub, name) and time.monotonic() < deadline:
+                    time.sleep(0.05)  # it holds the one slot before the quick one is pushed
+        assert api.get_space_runtime("openenv/quick").raw.get("localhubQueued") is True
+        connected = Hub.connect(hub.endpoint, token=hub.token)
+        polls = list(watch(connected, ["openenv/quick"], wait=waits(3), interval=0.1))
+        final = polls[-1].states["openenv/quick"]
+        assert final.stage == "RUNNING", final
+        assert any(p.states["openenv/quick"].queued for p in polls) and polls[-1].elapsed > waits(3)
+        assert api.get_space_runtime("openenv/hanging").stage == "BUILD_ERROR"
+
+
+def _build_log(hub: LocalHub, name: str) -> str:
+    log = hub.state_dir / "runtime" / "openenv" / name / "build.log"
+    return log.read_text() if log.is_file() else ""
