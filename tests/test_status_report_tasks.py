@@ -118,7 +118,9 @@ def test_status_and_report_need_only_the_ledger_and_their_next_pin_runs_as_print
     code, out, err = run_task(capsys, "report", "--ledger", str(ledger))
     assert code == 0, err
     briefing = (ledger.parent / "briefing-openenv-0.2.2.md").read_text()
-    assert f"OpenEnv ref | `main`: recorded in {ledger}" in briefing
+    tuple_ = json.loads(ledger.read_text())["release"]
+    pin = f"{tuple_['ref']} at {tuple_['sha'][:12]}"
+    assert f"OpenEnv ref | `{pin}`: recorded in {ledger}" in briefing  # the pin, read back
     assert f"# {FROM_CHECKOUT} (this briefing was written from the ledger alone)" in briefing
 
     monkeypatch.chdir(release.config.repo)  # as the action says

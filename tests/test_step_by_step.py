@@ -60,6 +60,16 @@ def normalised(doc: Any, tmp: Path, hub: LocalHub) -> Any:
     return re.sub(r"\d{4}-\d\d-\d\dT[\d:.]+(\+00:00|Z)?", "<at>", text)
 
 
+def differences(got: Any, want: Any, at: str = "") -> list[str]:
+    """Where ``got`` and ``want`` differ, one line each: the path and both values."""
+    if isinstance(got, dict) and isinstance(want, dict):
+        keys = dict.fromkeys([*got, *want])
+        return [d for k in keys for d in differences(got.get(k), want.get(k), f"{at}.{k}")]
+    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
+        return [d for i, (g, w) in enumerate(zip(got, want, strict=True)) for d in differences(g, w, f"{at}[{i}]")]
+    return [] if got == want else [f"{at}: {got!r} != {want!r}"]
+
+
 def board_and_briefing(tmp: Path, hub: LocalHub, capsys: pytest.CaptureFixture[str], common: tuple[str, ...]) -> tuple[Any, Any]:
     code, board = run_task(capsys, "status", *common, "--json")
     assert code == 0
@@ -96,8 +106,8 @@ def test_step_by_step_gives_the_board_and_briefing_of_one_release(localhub_facto
         assert run_task(capsys, "status", *common)[0] == 0, f"status after {step}"
     board, briefing = board_and_briefing(by_step, hub, capsys, common)
 
-    assert board == want[0]
+    assert board == want[0], differences(board, want[0])
     assert {r["env"]: (r["promoted"], r["collected"], r["pinned"]) for r in board} == {
         "broken_env": ("skipped", "skipped", "done"), "echo_env": ("done", "done", "skipped"),
     }
-    assert briefing == want[1]
+    assert briefing == want[1], differences(briefing, want[1])
