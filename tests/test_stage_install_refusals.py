@@ -1,0 +1,42 @@
+"""Installs whose result staging cannot know or pin fail the env naming the file and line, as a
+hostile tester's staging inputs showed (issue 26): never a staged tree that builds the old
+OpenEnv, or one the build refuses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests import test_stage
+from tests.helpers import make_env
+from tests.test_stage import stage
+from tests.test_stage_install_forms import slim
+
+repo = test_stage.repo  # the fixture
+
+UNREADABLE = "staging cannot read what this installs"
+
+
+def test_installs_whose_packages_staging_cannot_read_fail_naming_the_line(
+    repo: Path, tmp_path: Path
+) -> None:
+    heredoc = (
+        "RUN python3 - <<'PY'\nimport subprocess\n"
+        "subprocess.check_call(['pip', 'install', 'openenv-core==0.1'])\nPY"
+    )
+    deps = {"deps.txt": "openenv-core==0.1.0\n"}
+    make_env(repo, "heredoc_env", **{"server/Dockerfile": slim(heredoc)})
+    make_env(
+        repo, "subst_env", **{"server/Dockerfile": slim("RUN pip install $(cat deps.txt)"), **deps}
+    )
+    make_env(
+        repo,
+        "xargs_env",
+        **{"server/Dockerfile": slim("RUN cat deps.txt | xargs pip install"), **deps},
+    )
+    make_env(repo, "plain_env", **{"server/Dockerfile": slim("RUN python3 - <<'PY'\nprint(1)\nPY")})
+    results = stage(repo, tmp_path)
+    assert results["plain_env"].ok, results["plain_env"].error
+    for env, line in (("heredoc_env", 7), ("subst_env", 5), ("xargs_env", 5)):
+        error = results[env].error or ""
+        assert error.startswith(f"{env}: envs/{env}/server/Dockerfile:{line}: {UNREADABLE}"), error
+        assert "list the packages in a requirements file" in error
