@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests import test_stage
-from tests.helpers import make_env, write
+from tests.helpers import TEST_SHA, make_env, write
 from tests.test_stage import stage
 
 repo = test_stage.repo  # the fixture
 
 GIT = "https://github.com/huggingface/OpenEnv.git"
-PIN = f"openenv-core[core] @ git+{GIT}@v0.2.2"
+PIN = f"openenv-core[core] @ git+{GIT}@{TEST_SHA}"
 
 
 def slim(*runs: str) -> str:
@@ -50,7 +50,7 @@ def test_a_pipfile_is_pinned_in_pipenvs_git_form(repo: Path, tmp_path: Path) -> 
     )
     staged = stage(repo, tmp_path)["a_env"]
     assert staged.ok, staged.error
-    pinned = f'git = "{GIT}", ref = "v0.2.2"'
+    pinned = f'git = "{GIT}", ref = "{TEST_SHA}"'
     for rel in ("Pipfile", "envs/a_env/Pipfile"):
         text = (staged.staged_dir / rel).read_text()
         assert (
@@ -80,7 +80,7 @@ def test_a_pipfile_lock_of_another_openenv_fails_the_env_naming_it(
     results = stage(repo, tmp_path)
     staged = results["a_env"]
     assert not staged.ok
-    assert "Pipfile.lock:4: locks openenv-core ==0.1.0, not OpenEnv at v0.2.2" in staged.error
+    assert f"Pipfile.lock:4: locks openenv-core ==0.1.0, not OpenEnv at {TEST_SHA}" in staged.error
     assert "delete Pipfile.lock" in staged.error
     assert results["b_env"].ok, results["b_env"].error
 
