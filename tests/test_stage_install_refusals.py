@@ -40,3 +40,21 @@ def test_installs_whose_packages_staging_cannot_read_fail_naming_the_line(
         error = results[env].error or ""
         assert error.startswith(f"{env}: envs/{env}/server/Dockerfile:{line}: {UNREADABLE}"), error
         assert "list the packages in a requirements file" in error
+
+
+def test_a_pinned_file_beside_a_hashed_one_in_the_same_pip_fails_naming_both(
+    repo: Path, tmp_path: Path
+) -> None:
+    files = {
+        "requirements.txt": "openenv-core==0.1.0 --hash=sha256:bb\n",
+        "hashed.txt": "fastapi==0.110.0 \\\n    --hash=sha256:aaaa\n",
+    }
+    run = slim("RUN pip install -r requirements.txt -r hashed.txt")
+    make_env(repo, "a_env", **{"server/Dockerfile": run, **files})
+    apart = slim("RUN pip install -r requirements.txt && pip install -r hashed.txt")
+    make_env(repo, "b_env", **{"server/Dockerfile": apart, **files})
+    results = stage(repo, tmp_path)
+    error = results["a_env"].error or ""
+    assert "envs/a_env/requirements.txt:1: pins 'openenv-core==0.1.0' to the release's git" in error
+    assert "envs/a_env/hashed.txt:1, installed with it, puts pip in hash-checking mode" in error
+    assert results["b_env"].ok, results["b_env"].error  # two pips: each its own mode

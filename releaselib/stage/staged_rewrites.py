@@ -19,7 +19,7 @@ from releaselib.edit import (
     unrewritable_manifests,
 )
 from releaselib.edit.dockerfile_model import Dockerfile
-from releaselib.edit.install_sources import run_installs
+from releaselib.edit.install_sources import command_installs
 from releaselib.errors import StageError
 from releaselib.records import Change, EnvSpec
 from releaselib.stage import git_needs
@@ -145,8 +145,9 @@ def check_installs(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> None:
 
 
 def check_hash_modes(df: Dockerfile, spec: EnvSpec, stage_dir: Path, changes: list[Change]) -> None:
-    """StageError when a RUN installs requirements files of which one now holds the release's
-    git URL while pip is in hash-checking mode (another file's ``--hash``, ``--require-hashes``
+    """StageError when a command installs requirements files (``-r a.txt -r b.txt``, and what
+    they include) of which one now holds the release's git URL while pip is in hash-checking
+    mode (another file's ``--hash``, ``--require-hashes``
     in a file, on the command line or as ``PIP_REQUIRE_HASHES``): pip cannot hash a git URL."""
     pinned: dict[str, Change] = {}
     for change in changes:
@@ -156,11 +157,20 @@ def check_hash_modes(df: Dockerfile, spec: EnvSpec, stage_dir: Path, changes: li
         for instr in df.stage_instructions(stage):
             if instr.cmd != "RUN":
                 continue
-            for kind, path in run_installs(df, stage, instr):
-                file = git_needs.in_tree(df, stage, path, stage_dir)
-                if kind != "requirements" or file is None:
-                    continue
-                read = [f for f in git_needs.with_includes(file) if f.suffix != ".toml"]
+            for command in command_installs(df, stage, instr):
+                files = [
+                    git_needs.in_tree(df, stage, path, stage_dir)
+                    for kind, path in command
+                    if kind == "requirements"
+                ]
+                read = [
+                    f
+                    for file in files
+                    if file is not None
+                    for f in git_needs.with_includes(file)
+                    if f.suffix != ".toml"
+                ]
+                read = list(dict.fromkeys(read))
                 rels = [f.relative_to(stage_dir).as_posix() for f in read]
                 pin = next((pinned[r] for r in rels if r in pinned), None)
                 if pin is None:
