@@ -4,8 +4,13 @@ OpenEnv, or one the build refuses."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+from rich.console import Console
+
+from releaselib.console import print_staged
+from releaselib.records import Lock
 from tests import test_stage
 from tests.helpers import make_env
 from tests.test_stage import stage
@@ -58,3 +63,20 @@ def test_a_pinned_file_beside_a_hashed_one_in_the_same_pip_fails_naming_both(
     assert "envs/a_env/requirements.txt:1: pins 'openenv-core==0.1.0' to the release's git" in error
     assert "envs/a_env/hashed.txt:1, installed with it, puts pip in hash-checking mode" in error
     assert results["b_env"].ok, results["b_env"].error  # two pips: each its own mode
+
+
+def test_an_env_pip_constraint_drops_its_openenv_line_and_a_failed_lock_shows_in_the_table(
+    repo: Path, tmp_path: Path
+) -> None:
+    files = {"constraints.txt": "fastapi<1\nopenenv-core<0.2.2\n"}
+    run = slim("ENV PIP_CONSTRAINT=/app/env/constraints.txt", "RUN pip install fastapi")
+    make_env(repo, "a_env", **{"server/Dockerfile": run, **files})
+    staged = stage(repo, tmp_path)["a_env"]
+    assert staged.ok, staged.error
+    assert (staged.staged_dir / "constraints.txt").read_text() == "fastapi<1\n"  # what COPY lands
+    assert ("constraints.txt", 2) in {(c.file, c.line) for c in staged.changes}
+    console = Console(record=True, width=200)
+    failed = replace(staged, lock=Lock(unlocked="resolution failed: no fastapi<1 for 3.11"))
+    print_staged(console, [failed])
+    said = console.export_text()
+    assert "warning: a_env: not locked: resolution failed: no fastapi<1 for 3.11" in said

@@ -245,7 +245,8 @@ def _outside_src(stage_dir: Path, name: str) -> list[Path]:
 
 
 def staged_requirement_files(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> list[Path]:
-    """The staged files whose OpenEnv requirements are pinned, each once, in a stable order."""
+    """The staged files whose OpenEnv requirements are pinned (or, in a constraints file,
+    dropped), each once, in a stable order."""
     pyprojects = [stage_dir / "pyproject.toml", stage_dir / "envs" / spec.name / "pyproject.toml"]
     named = [
         p
@@ -256,6 +257,7 @@ def staged_requirement_files(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> 
         *pyprojects,
         *(f for n in named for f in git_needs.with_includes(n)),
         *git_needs.installed_files(df, stage_dir),
+        *git_needs.env_constraint_files(df, stage_dir),
     ]
     return [
         f
