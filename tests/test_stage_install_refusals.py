@@ -12,7 +12,7 @@ from rich.console import Console
 from releaselib.console import print_staged
 from releaselib.records import Lock
 from tests import test_stage
-from tests.helpers import make_env
+from tests.helpers import TEST_SHA, make_env
 from tests.test_stage import stage
 from tests.test_stage_install_forms import slim
 
@@ -80,3 +80,47 @@ def test_an_env_pip_constraint_drops_its_openenv_line_and_a_failed_lock_shows_in
     print_staged(console, [failed])
     said = console.export_text()
     assert "warning: a_env: not locked: resolution failed: no fastapi<1 for 3.11" in said
+
+
+POETRY = """\
+[tool.poetry]
+name = "a-server"
+version = "0.1.0"
+
+[tool.poetry.dependencies]
+python = "^3.11"
+openenv-core = "^0.2.1"
+"""
+
+
+def test_a_poetry_project_in_a_subfolder_is_pinned_and_its_poetry_lock_fails(
+    repo: Path, tmp_path: Path
+) -> None:
+    run = slim("RUN pip install poetry && cd server && poetry install")
+    make_env(
+        repo,
+        "lock_env",
+        **{
+            "server/Dockerfile": run,
+            "server/pyproject.toml": POETRY,
+            "server/poetry.lock": "# locked\n",
+        },
+    )
+    make_env(repo, "plain_env", **{"server/Dockerfile": run, "server/pyproject.toml": POETRY})
+    pdm = '[project]\nname = "x"\n\n[tool.pdm.dev-dependencies]\ntest = ["openenv>=0.1"]\n'
+    make_env(repo, "pdm_env", **{"server/Dockerfile": run, "server/pyproject.toml": pdm})
+    results = stage(repo, tmp_path)
+    assert (results["lock_env"].error or "").startswith(
+        "lock_env: envs/lock_env/server/poetry.lock: locks the pyproject.toml beside it"
+    )
+    staged = results["plain_env"]
+    assert staged.ok, staged.error
+    text = (staged.staged_dir / "server/pyproject.toml").read_text()
+    assert (
+        f'openenv-core = {{git = "https://github.com/huggingface/OpenEnv.git", rev = "{TEST_SHA}"'
+        in text
+    )
+    assert (results["pdm_env"].error or "").startswith(
+        "pdm_env: envs/pdm_env/server/pyproject.toml:5: [tool.pdm.dev-dependencies] test names "
+        "'openenv>=0.1', an OpenEnv dependency staging does not rewrite"
+    )

@@ -60,7 +60,7 @@ def pinned_pyproject(text: str, path: str, dist: str, ref: str) -> tuple[str, tu
 def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> list[Change]:
     """The release's rewrites of pyprojects, requirements, Dockerfile and README.
 
-    Pinned: the root and env pyprojects, every ``requirements*.txt`` outside ``src/``, and every
+    Pinned: every pyproject and ``requirements*.txt`` outside ``src/``, and every
     requirements file or pyproject the Dockerfile installs from (``-r``/``-c`` followed). The
     Dockerfile is rewritten last, with the tree as its context, so git goes into every stage
     that installs a git+ requirement.
@@ -111,6 +111,12 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
                     t, path=p, constraints=c, dist=config.dist, ref=config.sha
                 ),
             )
+    for file in (f for f in files if f.suffix == ".toml"):
+        unrewritable_manifests.check_pyproject(
+            read_text(file, stage_dir),
+            path=checkout_path(spec, file.relative_to(stage_dir).as_posix()),
+            **pin,
+        )
     check_hash_modes(original, spec, stage_dir, changes)
     new, dockerfile_changes = rewrite_for_space(  # change lines are lines of the staged file
         text, path="Dockerfile", base_image=config.base_image, context=stage_dir, **pin
@@ -247,7 +253,11 @@ def _outside_src(stage_dir: Path, name: str) -> list[Path]:
 def staged_requirement_files(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> list[Path]:
     """The staged files whose OpenEnv requirements are pinned (or, in a constraints file,
     dropped), each once, in a stable order."""
-    pyprojects = [stage_dir / "pyproject.toml", stage_dir / "envs" / spec.name / "pyproject.toml"]
+    pyprojects = [
+        stage_dir / "pyproject.toml",
+        stage_dir / "envs" / spec.name / "pyproject.toml",
+        *_outside_src(stage_dir, "pyproject.toml"),  # any installer may read one
+    ]
     named = [
         p
         for p in sorted(stage_dir.rglob("requirements*.txt"))
