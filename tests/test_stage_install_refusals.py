@@ -124,3 +124,19 @@ def test_a_poetry_project_in_a_subfolder_is_pinned_and_its_poetry_lock_fails(
         "pdm_env: envs/pdm_env/server/pyproject.toml:5: [tool.pdm.dev-dependencies] test names "
         "'openenv>=0.1', an OpenEnv dependency staging does not rewrite"
     )
+
+
+def test_a_pipfile_lock_beside_a_rewritten_pipfile_fails_naming_it(
+    repo: Path, tmp_path: Path
+) -> None:
+    pipfile = '[packages]\nfastapi = "*"\nopenenv-core = ">=0.1"\n'
+    lock = '{\n "_meta": {"hash": {"sha256": "aa"}},\n "default": {"fastapi": {"version": "==0.110.0"}}\n}\n'
+    run = slim("RUN pip install pipenv && pipenv install --system --deploy")
+    make_env(repo, "a_env", **{"server/Dockerfile": run, "Pipfile": pipfile, "Pipfile.lock": lock})
+    unpinned = '[packages]\nfastapi = "*"\n'
+    make_env(repo, "b_env", **{"server/Dockerfile": run, "Pipfile": unpinned, "Pipfile.lock": lock})
+    results = stage(repo, tmp_path)
+    error = results["a_env"].error or ""
+    assert error.startswith("a_env: envs/a_env/Pipfile.lock: locks the Pipfile beside it"), error
+    assert "delete envs/a_env/Pipfile.lock" in error
+    assert results["b_env"].ok, results["b_env"].error  # nothing rewritten: its lock holds

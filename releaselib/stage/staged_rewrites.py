@@ -219,15 +219,26 @@ def _hash_mode(
 
 def pin_pipfiles(stage_dir: Path, spec: EnvSpec, *, dist: str, ref: str) -> list[Change]:
     """Pin OpenEnv in every ``Pipfile`` outside ``src/``; a ``Pipfile.lock`` that locks another
-    OpenEnv is a StageError naming it (staging cannot lock again)."""
+    OpenEnv, or sits beside a Pipfile staging rewrote (its hash no longer matches, so
+    ``pipenv install --deploy`` refuses it), is a StageError naming it (staging cannot lock
+    again)."""
     changes: list[Change] = []
+    rewritten: set[Path] = set()
     for file in _outside_src(stage_dir, "Pipfile"):
-        changes += rewrite_file(
+        pinned = rewrite_file(
             file, stage_dir, lambda t, p: pipfile.rewrite_pipfile(t, path=p, dist=dist, ref=ref)
         )
+        rewritten |= {file.parent} if pinned else set()
+        changes += pinned
     for lock in _outside_src(stage_dir, "Pipfile.lock"):
         rel = checkout_path(spec, lock.relative_to(stage_dir).as_posix())
         pipfile.check_pipfile_lock(read_text(lock, stage_dir), path=rel, ref=ref)
+        if lock.parent in rewritten:
+            raise StageError(
+                f"{rel}: locks the Pipfile beside it, which staging rewrote (OpenEnv pinned to "
+                "the release), so pipenv would refuse the stale lock (--deploy) or install it",
+                remedy=f"delete {rel} (pipenv then locks the pinned Pipfile in the build)",
+            )
     return changes
 
 
