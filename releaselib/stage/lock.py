@@ -106,7 +106,13 @@ def lock_env(
     if uv_lock is not None and projects:
         return relocked(stage_dir, df, inputs, ctx, env, uv_lock, projects[0], notes)
     if uv_lock is not None:
-        check_unused_uv_lock(stage_dir, env, "no project a uv sync installs was found to re-lock")
+        check_unused_uv_lock(
+            stage_dir,
+            env,
+            "no project a uv sync of the build installs was found to re-lock it against",
+            remedy="install the project with `uv sync` (the release re-locks its uv.lock), or "
+            "drop the setting that makes uv read the lock",
+        )
     try:
         pins = resolve(inputs, ctx)
     except Unlockable as exc:
