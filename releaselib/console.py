@@ -108,6 +108,8 @@ def print_staged(console: Console, staged: Sequence[StagedSpace]) -> None:
                 console.print(escape(line), soft_wrap=True)
         if s.error:
             console.print(f"[red]error:[/] {escape(s.error)}", soft_wrap=True)
+        elif s.lock and s.lock.unlocked and s.lock.unlocked.startswith("resolution failed"):
+            warn(console, f"{s.env}: not locked: {s.lock.unlocked}")
     failed = sum(not s.ok for s in staged)
     console.print(f"{len(staged) - failed} staged, {failed} failed")
 

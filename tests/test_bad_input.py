@@ -307,6 +307,7 @@ def test_an_lfs_pointer_fails_its_env_with_the_lfs_remedy(checkout: Path, tmp_pa
     assert not staged["a_env"].ok and "\n" not in error, error
     assert "envs/a_env/data/model.bin:1: is a Git LFS pointer, not the file it points to (lfs-pointer)" in error
     assert "run `git lfs pull` in the checkout" in error
+    assert error.count("is a Git LFS pointer") == 1, error  # staged twice, named once
 
 
 class RaisingFix:

@@ -179,12 +179,19 @@ def test_an_unchanged_env_is_resolved_once(index: PackageIndex, tmp_path: Path) 
          "tinydep\n", "apt only (the Dockerfile installs no Python packages)"),
         (PIP_SPACE, "tinydep>=5\n", "resolution failed: Because only tinydep==1.0 is available and you "
          "require tinydep>=5, we can conclude that your requirements are unsatisfiable."),
+        (PIP_SPACE.replace("FROM python:3.11-slim\n", "FROM python:3.13-slim AS b\nCOPY requirements.txt .\n"
+                           "RUN pip install -r requirements.txt\nFROM python:3.10-slim\n"),
+         "tinydep\n", "stages that install run different Pythons: 3.10 (python:3.10-slim), 3.13 (python:3.13-slim)"),
+        (PIP_SPACE.replace("COPY requirements.txt .\n", "COPY . .\nRUN pip install ./vendor/mypkg\n"),
+         "tinydep\n", "installs a local package the lock cannot read: ./vendor/mypkg"),
     ],
 )  # fmt: skip
 def test_an_env_that_cannot_be_locked_says_why_and_is_left_unlocked(
     index: PackageIndex, tmp_path: Path, dockerfile: str, requirements: str, reason: str
 ) -> None:
-    tree = space(tmp_path / "s", dockerfile, {"requirements.txt": index.options() + requirements})
+    setup = 'from setuptools import setup\nsetup(name="mypkg", install_requires=["anyio<4"])\n'
+    files = {"requirements.txt": index.options() + requirements, "vendor/mypkg/setup.py": setup}
+    tree = space(tmp_path / "s", dockerfile, files)
     before = (tree / "Dockerfile").read_text()
     lock, changes = lock_env(tree, context(tmp_path))
     assert lock == Lock(unlocked=reason)
@@ -278,3 +285,15 @@ def test_the_resolution_reads_the_index_the_build_reads(
     lock, _ = lock_env(tree, context(tmp_path))
     assert lock.digest, lock
     assert (tree / CONSTRAINTS_FILE).read_text() == "tinydep==1.0\n"
+
+
+def test_the_lock_takes_the_python_of_the_stage_that_installs(
+    index: PackageIndex, tmp_path: Path
+) -> None:
+    dockerfile = PIP_SPACE.replace(
+        "FROM python:3.11-slim\n",
+        "FROM python:3.13-slim AS tools\nRUN echo hi\nFROM python:3.10-slim\n",
+    )
+    tree = space(tmp_path / "s", dockerfile, {"requirements.txt": index.options() + "tinydep\n"})
+    lock, _ = lock_env(tree, context(tmp_path))
+    assert lock.python == "3.10" and lock.digest, lock

@@ -178,3 +178,39 @@ def test_uvs_explanation_is_one_line_however_uv_wrapped_it() -> None:
         "Because only tinydep==1.0 is available and you require tinydep>=5, we can conclude "
         "that your requirements are unsatisfiable."
     )
+
+
+@pytest.mark.parametrize(
+    ("env_line", "run_line", "error"),  # echo_env's own RUN syncs frozen only if uv.lock is there
+    [
+        ("ENV UV_FROZEN=1", "RUN uv sync", "envs/echo_env/server/Dockerfile:5: ENV UV_FROZEN=1 makes uv read a uv.lock"),
+        ("ENV X=1", "RUN uv sync --locked", "envs/echo_env/server/Dockerfile:27: RUN uv sync --locked makes uv"),
+    ],
+)  # fmt: skip
+def test_a_build_that_reads_a_uv_lock_the_env_lacks_fails_naming_the_line(
+    checkout: Path, tmp_path: Path, env_line: str, run_line: str, error: str
+) -> None:
+    dockerfile = checkout / "envs" / "echo_env" / "server" / "Dockerfile"
+    text = dockerfile.read_text().replace("WORKDIR /app\n", f"WORKDIR /app\n{env_line}\n", 1)
+    dockerfile.write_text(text.replace("\nCMD ", f"\n{run_line}\nCMD ", 1))
+    config = release_config(checkout, tmp_path / "staging")
+    [spec] = [s for s in discover_envs(checkout) if s.name == "echo_env"]
+    staged = stage_env(config, spec, PluginRegistry(get_plugin_manager()), StageRun(lock=False))
+    assert (staged.error or "").startswith(f"echo_env: {error}"), staged.error
+    assert "commit the env's uv.lock" in (staged.error or "")
+
+
+def test_uv_locked_beside_uv_pip_alone_reads_no_lock_and_stages(
+    checkout: Path, tmp_path: Path
+) -> None:
+    env = checkout / "envs" / "echo_env"
+    (env / "uv.lock").write_text("version = 1\n")
+    (env / "server" / "Dockerfile").write_text(
+        "FROM python:3.11-slim\nWORKDIR /app/env\nCOPY . /app/env\nENV UV_LOCKED=1\n"
+        "RUN pip install uv && uv pip install --system -r pyproject.toml\n"
+        'CMD ["uvicorn", "server.app:app", "--host", "0.0.0.0", "--port", "8000"]\n'
+    )
+    config = release_config(checkout, tmp_path / "staging")
+    [spec] = [s for s in discover_envs(checkout) if s.name == "echo_env"]
+    staged = stage_env(config, spec, PluginRegistry(get_plugin_manager()), StageRun(lock=False))
+    assert staged.ok, staged.error  # uv pip never reads uv.lock: nothing to refuse

@@ -200,6 +200,35 @@ def test_a_secret_over_several_lines_is_found_and_redacted_on_each(
 
 
 @pytest.mark.parametrize(
+    ("name", "text", "line"),
+    [
+        ("run.sh", f'export HF_TOKEN="{TOKEN[:19]}"\\\n"{TOKEN[19:]}"\n', 1),
+        ("app.py", f'TOKEN = "{TOKEN[:19]}" \\\n    "{TOKEN[19:]}"\n', 1),
+        ("app.py", f'import os\nTOKEN = (\n    "{TOKEN[:19]}"\n    "{TOKEN[19:]}"\n)\n', 3),
+        ("app.py", f"TOKEN = '{TOKEN[:19]}' '{TOKEN[19:]}'\n", 1),
+    ],
+)
+def test_a_token_split_over_adjacent_string_literals_is_found_on_its_first_line(
+    tmp_path: Path, name: str, text: str, line: int
+) -> None:
+    assert scan(tmp_path, name, text.encode()) == [(line, HF)]
+    redacted, kinds = Scanner().redact(text)
+    assert kinds == [HF]
+    assert TOKEN[3:19] not in redacted and TOKEN[19:] not in redacted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'x = ("hf_" "abc")\nNAMES = (\n    "alpha"\n    "beta"\n)\n',  # literals, no token
+        'echo "a" "b"\\\n  "c"\n',
+    ],
+)
+def test_adjacent_literals_without_a_token_find_nothing(tmp_path: Path, text: str) -> None:
+    assert scan(tmp_path, "app.py", text.encode()) == []
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "RUN pip install a \\\n    b \\\n    c\n",  # continuations without a secret

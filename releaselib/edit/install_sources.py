@@ -37,6 +37,14 @@ _VALUE_OPTIONS = _INCLUDES | frozenset({"-e", "--editable", "-t", "--target", "-
 def run_installs(df: Dockerfile, stage: Stage, instr: Instruction) -> Iterator[tuple[str, str]]:
     """(kind, image path) for each file or project a RUN installs from, with the ARG defaults
     and ENV values in force there expanded."""
+    for command in command_installs(df, stage, instr):
+        yield from command
+
+
+def command_installs(
+    df: Dockerfile, stage: Stage, instr: Instruction
+) -> Iterator[list[tuple[str, str]]]:
+    """``run_installs`` grouped by the command that installs them (one pip reads them all)."""
     from releaselib.edit import shell_reader  # lazily: tomlkit and packaging load slowly
 
     scope = df.scope_at(stage, instr)
@@ -45,8 +53,12 @@ def run_installs(df: Dockerfile, stage: Stage, instr: Instruction) -> Iterator[t
         words = shell_reader.command_words(words)
         if words[:1] == ["cd"] and len(words) == 2:
             cwd = posixpath.join(cwd, expand(words[1], scope))
-        for kind, path in installed(words):
-            yield kind, posixpath.normpath(posixpath.join(cwd, expand(path, scope)))
+        found = [
+            (kind, posixpath.normpath(posixpath.join(cwd, expand(path, scope))))
+            for kind, path in installed(words)
+        ]
+        if found:
+            yield found
 
 
 def installed(words: list[str]) -> Iterator[tuple[str, str]]:

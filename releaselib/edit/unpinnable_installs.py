@@ -10,7 +10,10 @@ or rewrite, so the build would install what the env's author wrote, or break:
 - a package URL that names OpenEnv but is no requirement staging recognises
   (``pip install https://example.com/openenv.zip``);
 - Python code that installs OpenEnv (``python -c "...subprocess.run(['pip', 'install',
-  'openenv-core==0.1'])"``): staging never edits code.
+  'openenv-core==0.1'])"``), or Python in a heredoc that runs pip install: staging never edits
+  code;
+- packages known only when the build runs (``pip install $(cat deps.txt)``, ``cat deps.txt |
+  xargs pip install``).
 """
 
 from __future__ import annotations
@@ -59,6 +62,12 @@ def _unpinnable(
     """(word to find the line by, what is wrong, remedy) for each unpinnable install."""
     scope = df.scope_at(stage, instr)
     cwd = df.workdir(stage, at=instr) or "/"
+    for needle, how in _unreadable(instr):
+        yield (
+            needle,
+            f"staging cannot read what this installs ({how})",
+            "list the packages in a requirements file and install it with pip install -r",
+        )
     for value in _remote_openenv(shell_text(instr)):
         yield (
             value,
@@ -103,6 +112,36 @@ def _unpinnable(
                     "(the staged tree will not contain it)",
                     "move the file into the env's folder, or copy it in a plugin fix",
                 )
+
+
+_PYTHON_WORD = re.compile(r"(?:^|[\s/])python\d*(?:\.\d+)*(?:\s|$)")
+
+
+_INSTALLER = re.compile(r"(?:.*/)?(?:pip\d*(?:\.\d+)*|uv)")
+
+
+_SUBSTITUTED = re.compile(r"\b(?:pip\d*(?:\.\d+)*|uv\s+pip)\s+install\b[^;&|\n]*?(\$\(|`)")
+
+
+def _unreadable(instr: Instruction) -> Iterator[tuple[str, str]]:
+    """(word to find the line by, how) for each install whose packages staging cannot know:
+    Python fed by a heredoc that runs pip, a command substitution in an install's arguments,
+    and an installer run by ``xargs``."""
+    first, _, body = instr.text.partition("\n")
+    if "<<" in first and (
+        _PYTHON_WORD.search(first.partition("<<")[0]) or re.match(r"#!.*python", body)
+    ):
+        found = re.search(r"\bpip\b.*\binstall\b|\binstall\b.*\bpip\b", body)
+        if found:
+            yield found.group(), "Python in a heredoc runs pip install"
+    for found in _SUBSTITUTED.finditer(shell_text(instr)):
+        yield found.group(1), "its packages come from a command substitution"
+    for words in shell_reader.shell_commands(shell_text(instr)):
+        words = shell_reader.command_words(words)
+        if words[:1] == ["xargs"] and "install" in words and any(
+            _INSTALLER.fullmatch(w) for w in words
+        ):
+            yield "xargs", "xargs passes it the packages"
 
 
 def _remote_openenv(command: str) -> Iterator[str]:

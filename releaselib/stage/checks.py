@@ -200,12 +200,22 @@ def check_copies(stage_dir: Path) -> Iterator[Finding]:
 
 def check_lfs_pointers(stage_dir: Path) -> Iterator[Finding]:
     """A file that is still its LFS pointer (``git lfs pull`` never ran) would be staged as the
-    pointer's three lines instead of the content the build or the env reads."""
-    for path in sorted(p for p in stage_dir.rglob("*") if p.is_file() and not p.is_symlink()):
-        if path.stat().st_size <= 1024 and path.read_bytes().startswith(LFS_POINTER):
+    pointer's three lines instead of the content the build or the env reads. An env's file is
+    staged twice (at the root and under ``envs/<env>/``): each pointer is named once, by its
+    checkout path."""
+    found = [
+        path.relative_to(stage_dir).as_posix()
+        for path in sorted(p for p in stage_dir.rglob("*") if p.is_file() and not p.is_symlink())
+        if path.stat().st_size <= 1024 and path.read_bytes().startswith(LFS_POINTER)
+    ]
+    copies = {
+        rel.split("/", 2)[2] for rel in found if rel.startswith("envs/") and rel.count("/") > 1
+    }
+    for rel in found:
+        if rel not in copies:
             yield Finding(
                 "lfs-pointer",
-                path.relative_to(stage_dir).as_posix(),
+                rel,
                 1,
                 "is a Git LFS pointer, not the file it points to",
                 "run `git lfs pull` in the checkout (install git-lfs first), then stage again",

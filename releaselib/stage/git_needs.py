@@ -105,6 +105,25 @@ def installed_from(df: Dockerfile, root: Path) -> Iterator[tuple[str, Path]]:
                         yield kind, file
 
 
+def env_constraint_files(df: Dockerfile, root: Path) -> list[Path]:
+    """The staged files an ``ENV PIP_CONSTRAINT``/``UV_CONSTRAINT`` of ``df`` names: every pip
+    (or uv pip) of the build after it reads them as ``-c`` files."""
+    from releaselib.dockerfile_syntax.words import expand, key_values
+
+    found: list[Path] = []
+    for stage in df.stages:
+        for instr in df.stage_instructions(stage):
+            if instr.cmd != "ENV":
+                continue
+            for key, value in key_values(instr):
+                if key in ("PIP_CONSTRAINT", "UV_CONSTRAINT"):
+                    for path in expand(value, df.stage_env(stage)).split():
+                        file = in_tree(df, stage, path, root)
+                        if file is not None and file.is_file():
+                            found.append(file)
+    return list(dict.fromkeys(found))
+
+
 def conda_environments(root: Path) -> list[Path]:
     """The conda environment files (``environment*.yml``/``.yaml``) of a staged tree, outside
     ``src/`` (OpenEnv's own code)."""
@@ -128,8 +147,9 @@ def build_files(df: Dockerfile, root: Path) -> list[Path]:
 
 
 def constraint_only(df: Dockerfile, root: Path, files: list[Path]) -> set[Path]:
-    """The requirements files among ``files`` read only through ``-c`` (by another file or a
-    RUN of ``df``), never installed from: pip refuses URLs and extras in them."""
+    """The requirements files among ``files`` read only through ``-c`` (by another file, a RUN
+    of ``df`` or its ``PIP_CONSTRAINT`` ENV), never installed from: pip refuses URLs and extras
+    in them."""
     from releaselib.edit import requirements_txt  # lazily: tomlkit and packaging load slowly
 
     read: dict[str, set[Path]] = {"-c": set(), "-r": set()}
@@ -143,6 +163,7 @@ def constraint_only(df: Dockerfile, root: Path, files: list[Path]) -> set[Path]:
                 read[option].add((file.parent / include).resolve())
     for kind, found in installed_from(df, root):
         read["-c" if kind == "constraints" else "-r"].add(found.resolve())
+    read["-c"] |= {f.resolve() for f in env_constraint_files(df, root)}
     return {f for f in files if f.resolve() in read["-c"] - read["-r"]}
 
 

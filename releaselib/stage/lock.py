@@ -41,10 +41,12 @@ from releaselib.stage.lock_files import (
 from releaselib.stage.lock_inputs import (
     LockInputs,
     gather,
+    install_pythons,
     installs_at_run_time,
     installs_python,
     strings,
     table,
+    unreadable_project,
 )
 from releaselib.stage.lock_tree import lock_tree, uv_projects
 
@@ -89,6 +91,13 @@ def lock_env(
         return Lock(unlocked=f"installs at run time ({short_line(runtime)})"), []
     if not installs_python(df, stage_dir):
         return Lock(unlocked="apt only (the Dockerfile installs no Python packages)"), []
+    pythons = install_pythons(df)
+    if len(pythons) > 1:
+        shown = ", ".join(f"{v} ({', '.join(images)})" for v, images in sorted(pythons.items()))
+        return Lock(unlocked=f"stages that install run different Pythons: {shown}"), []
+    local = unreadable_project(df, stage_dir)
+    if local is not None:
+        return Lock(unlocked=f"installs a local package the lock cannot read: {local}"), []
     inputs = gather(df, stage_dir)
     notes = []
     if inputs.openenv:
@@ -106,7 +115,13 @@ def lock_env(
     if uv_lock is not None and projects:
         return relocked(stage_dir, df, inputs, ctx, env, uv_lock, projects[0], notes)
     if uv_lock is not None:
-        check_unused_uv_lock(stage_dir, env, "no project a uv sync installs was found to re-lock")
+        check_unused_uv_lock(
+            stage_dir,
+            env,
+            "no project a uv sync of the build installs was found to re-lock it against",
+            remedy="install the project with `uv sync` (the release re-locks its uv.lock), or "
+            "drop the setting that makes uv read the lock",
+        )
     try:
         pins = resolve(inputs, ctx)
     except Unlockable as exc:

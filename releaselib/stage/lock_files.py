@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import uv
@@ -24,6 +24,7 @@ from releaselib.config import OPENENV_GIT_URL
 from releaselib.dockerfile_syntax.parse import Instruction
 from releaselib.dockerfile_syntax.words import key_values
 from releaselib.edit.dockerfile_model import Dockerfile
+from releaselib.edit.git_packages import shell_text
 from releaselib.errors import StageError
 from releaselib.records import Change
 from releaselib.shell import Runner
@@ -49,20 +50,38 @@ def check_poetry_locks(stage_dir: Path, changes: Sequence[Change], env: str) -> 
 
 
 def uv_lock_reader(df: Dockerfile) -> Instruction | None:
-    """The first instruction that makes the build read a uv.lock: ``ENV UV_FROZEN``/``UV_LOCKED``,
-    a RUN of ``uv ... --locked``/``--frozen``, or a RUN that bind-mounts ``uv.lock``."""
+    """The first instruction that makes the build read a uv.lock (``uv_lock_readers``)."""
+    return next(uv_lock_readers(df), None)
+
+
+def uv_lock_readers(df: Dockerfile) -> Iterator[Instruction]:
+    """The instructions that make the build read a uv.lock: ``ENV UV_FROZEN``/``UV_LOCKED``
+    when a RUN runs a uv project command (``uv sync``, ``uv run``...; ``uv pip`` reads no
+    lock), a RUN of ``uv ... --locked``/``--frozen``, or a RUN that bind-mounts ``uv.lock``."""
+    syncs = any(instr.cmd == "RUN" and _runs_uv_project(instr) for instr in df.instructions)
     for instr in df.instructions:
-        if instr.cmd == "ENV" and {"UV_FROZEN", "UV_LOCKED"} & {k for k, _ in key_values(instr)}:
-            return instr
+        if (
+            syncs
+            and instr.cmd == "ENV"
+            and {"UV_FROZEN", "UV_LOCKED"} & {k for k, _ in key_values(instr)}
+        ):
+            yield instr
         if instr.cmd == "RUN" and (
             re.search(r"\buv\b[^;&|]*\s--(?:locked|frozen)\b", instr.text)
             or any(re.search(r"source=(?:\./)?uv\.lock\b", f) for f in instr.flags)
         ):
-            return instr
-    return None
+            yield instr
 
 
-def check_unused_uv_lock(stage_dir: Path, env: str, why: str) -> None:
+def _runs_uv_project(instr: Instruction) -> bool:
+    """True if the RUN runs a uv command that reads a project's uv.lock (not ``uv pip``)."""
+    return _UV_PROJECT.search(shell_text(instr)) is not None
+
+
+_UV_PROJECT = re.compile(r"(?:^|[\s;&|(])uv\s+(?:--?[\w-]+(?:=\S+)?\s+)*(?:sync|run|lock|export)\b")
+
+
+def check_unused_uv_lock(stage_dir: Path, env: str, why: str, remedy: str) -> None:
     """StageError when the build reads a uv.lock that staging leaves out (``why``)."""
     df = Dockerfile.parse((stage_dir / "Dockerfile").read_text(encoding="utf-8"), "Dockerfile")
     instr = uv_lock_reader(df)
@@ -70,8 +89,22 @@ def check_unused_uv_lock(stage_dir: Path, env: str, why: str) -> None:
         raise StageError(
             f"envs/{env}/uv.lock: the Dockerfile reads it (line {instr.start_line}: "
             f"{short_line(instr.text, 80)}), but {why}",
-            remedy="stage without --no-lock, so the release re-locks it, or make the build "
-            "resolve without it",
+            remedy=remedy,
+        )
+
+
+def check_missing_uv_lock(dockerfile: Path, path: str) -> None:
+    """StageError naming ``path:line`` when the build reads a uv.lock (``uv_lock_reader``) and
+    the env has none: ``uv sync`` cannot work frozen or locked without one."""
+    df = Dockerfile.parse(dockerfile.read_text(encoding="utf-8"), path)
+    for instr in uv_lock_readers(df):
+        if instr.cmd == "RUN" and re.search(r"-[ef]\s+\S*uv\.lock\b", instr.text):
+            continue  # only when the file is there: ``if [ -f uv.lock ]; then uv sync --frozen``
+        raise StageError(
+            f"{path}:{instr.start_line}: {short_line(instr.text, 80)} makes uv read a uv.lock, "
+            "and the env has none, so the build cannot work",
+            remedy="commit the env's uv.lock (run `uv lock` in it), or drop the frozen/locked "
+            "setting",
         )
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from releaselib.dockerfile_syntax.parse import Stage
 from releaselib.dockerfile_syntax.words import expand, key_values
 from releaselib.edit import install_sources, shell_reader
 from releaselib.edit.dockerfile_model import OPENENV_BASE_IMAGE, Dockerfile
@@ -196,16 +197,80 @@ def installed_packages(command: str, depth: int = 0) -> Iterator[str]:
 
 
 def space_python(df: Dockerfile) -> str:
-    """The Space's Python version (X.Y): the first ``python:X.Y`` base image of any stage, else
-    DEFAULT_PYTHON (openenv-base and images that do not name it)."""
+    """The Space's Python version (X.Y): that of the stages that install Python packages
+    (``install_pythons``; the first when they differ), else that of the first stage whose base
+    names one, else DEFAULT_PYTHON (openenv-base and images that do not name it)."""
+    installing = install_pythons(df)
+    if installing:
+        return next(iter(installing))
     for stage in df.stages:
-        image = df.resolved_base(stage)
+        found = stage_python(df, stage)
+        if found:
+            return found
+    return DEFAULT_PYTHON
+
+
+def install_pythons(df: Dockerfile) -> dict[str, list[str]]:
+    """The Python versions (X.Y) of the stages whose RUNs install Python packages, each with
+    the base images of those stages: more than one version, and no lock fits them all."""
+    found: dict[str, list[str]] = {}
+    for stage in df.stages:
+        version = stage_python(df, stage)
+        if version and any(
+            instr.cmd == "RUN"
+            and (
+                next(install_sources.run_installs(df, stage, instr), None) is not None
+                or next(installed_packages(shell_text(instr)), None) is not None
+            )
+            for instr in df.stage_instructions(stage)
+        ):
+            found.setdefault(version, []).append(df.resolved_base(stage))
+    return found
+
+
+def stage_python(df: Dockerfile, stage: Stage) -> str | None:
+    """The Python (X.Y) a stage runs: its ``python:X.Y`` base, followed through the earlier
+    stages it is built FROM; DEFAULT_PYTHON on openenv-base; None for other images."""
+    at: Stage | None = stage
+    while at is not None:
+        image = df.resolved_base(at)
         match = _PYTHON_IMAGE.search(image)
         if match:
             return match.group(1)
         if OPENENV_BASE_IMAGE.fullmatch(image):
             return DEFAULT_PYTHON
-    return DEFAULT_PYTHON
+        at = df.parent(at)
+    return None
+
+
+def unreadable_project(df: Dockerfile, stage_dir: Path) -> str | None:
+    """The first local project or archive a RUN installs whose dependencies the lock cannot
+    read (a ``setup.py``/``setup.cfg`` project, dynamic dependencies, a wheel or sdist), as
+    written in the RUN; None when every one is a pyproject with static dependencies."""
+    for stage in df.stages:
+        for instr in df.stage_instructions(stage):
+            if instr.cmd != "RUN":
+                continue
+            scope = df.scope_at(stage, instr)
+            for words in shell_reader.shell_commands(shell_text(instr)):
+                words = shell_reader.command_words(words)
+                for kind, path in install_sources.installed(words):
+                    image = expand(path, scope)
+                    cwd = df.workdir(stage, at=instr) or "/"
+                    full = image if image.startswith("/") else f"{cwd.rstrip('/')}/{image}"
+                    found = git_needs.in_tree(df, stage, full, stage_dir)
+                    if kind == "project" and found is not None and not _static_project(found):
+                        return path
+    return None
+
+
+def _static_project(found: Path) -> bool:
+    """True if ``found`` is a project folder whose pyproject lists its dependencies statically."""
+    project = table(read_toml(found / "pyproject.toml"), "project") if found.is_dir() else {}
+    dynamic = project.get("dynamic")
+    return bool(project.get("name")) and "dependencies" not in (
+        dynamic if isinstance(dynamic, list) else []
+    )
 
 
 def read_toml(file: Path) -> dict[str, Any]:

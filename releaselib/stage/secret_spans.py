@@ -1,6 +1,8 @@
 """Secrets as spans of a text: a ``Hit`` per line a secret covers, and the secrets that span
 lines, which a scan line by line misses: a token split over a line continuation (``ENV
-HF_TOKEN=hf_abc\\`` then ``def...``), and a ``.netrc`` entry written over several lines."""
+HF_TOKEN=hf_abc\\`` then ``def...``), over adjacent string literals (``"hf_abc" "def..."``,
+Python's implicit concatenation, on one line or several), and a ``.netrc`` entry written over
+several lines."""
 
 from __future__ import annotations
 
@@ -31,19 +33,27 @@ class Hit:
 #: A line continuation (shell, Dockerfile): the backslash, the newline, the next line's indent.
 CONTINUATION = re.compile(r"\\(?:\r\n|\r|\n)[ \t]*")
 
+#: Where two adjacent string literals with the same quote meet (``"hf_abc" "def"``, across a
+#: line continuation or a newline inside brackets too): the closing quote, the blanks, the
+#: opening quote. Removing it joins the two literals into one.
+LITERAL_JOIN = re.compile(r"""(?P<q>["'])(?:[ \t]|\\(?:\r\n|\r|\n)|\r\n|\r|\n)+(?P=q)""")
+
+#: What ``_joined`` removes: line continuations, and the seams of adjacent string literals.
+JOINS = re.compile(f"{LITERAL_JOIN.pattern}|{CONTINUATION.pattern}")
+
 
 def multiline_hits(text: str, line_hits: Callable[[str], list[Hit]]) -> list[Hit]:
-    """Secrets that span lines of ``text``: tokens found once its line continuations are
-    joined, and ``.netrc`` passwords whose ``machine`` is on an earlier line, each as hits on
-    the lines of ``text`` it covers."""
+    """Secrets that span lines or literals of ``text``: tokens found once its line continuations
+    and adjacent string literals are joined, and ``.netrc`` passwords whose ``machine`` is on an
+    earlier line, each as hits on the lines of ``text`` it covers."""
     spans: list[tuple[str, str, int, int]] = []
-    if CONTINUATION.search(text):
+    if JOINS.search(text):
         joined, origin = _joined(text)
         starts = [0, *(m.end() for m in NEWLINE.finditer(joined))]
         for hit in line_hits(joined):
             at = starts[hit.line - 1]
             first, last = origin[at + hit.start], origin[at + hit.end - 1] + 1
-            if NEWLINE.search(text, first, last):  # not a secret of one line
+            if last - first != hit.end - hit.start:  # a join inside: the line scan missed it
                 spans.append((hit.kind, hit.value, first, last))
     for start, end in token_detectors.netrc_passwords(text):
         spans.append(
@@ -53,12 +63,12 @@ def multiline_hits(text: str, line_hits: Callable[[str], list[Hit]]) -> list[Hit
 
 
 def _joined(text: str) -> tuple[str, list[int]]:
-    """``text`` with its line continuations removed, and the index in ``text`` of each
-    character of the result (one more entry: the end)."""
+    """``text`` with its line continuations and literal seams removed, and the index in ``text``
+    of each character of the result (one more entry: the end)."""
     out: list[str] = []
     origin: list[int] = []
     done = 0
-    for match in [*CONTINUATION.finditer(text), None]:
+    for match in [*JOINS.finditer(text), None]:
         stop = match.start() if match else len(text)
         out.append(text[done:stop])
         origin += range(done, stop)

@@ -35,7 +35,11 @@ from releaselib.shell import Runner
 from releaselib.shell import run as default_run
 from releaselib.stage.gitfiles import GitFiles, list_files
 from releaselib.stage.lock import LockContext, lock_env
-from releaselib.stage.lock_files import check_poetry_locks, check_unused_uv_lock
+from releaselib.stage.lock_files import (
+    check_missing_uv_lock,
+    check_poetry_locks,
+    check_unused_uv_lock,
+)
 from releaselib.stage.lock_tree import shifted
 from releaselib.stage.secret_gate import scan_secrets
 from releaselib.stage.sources import STAGED_PATHS, lay_out, sources
@@ -160,12 +164,22 @@ def stage_env(
                 fixes.append(AppliedFix(fix.record.name, short(redact(fix.record.why), 160), did))
         own = spec.path / "uv.lock"
         uv_lock = own if own.is_file() else None
+        if spec.dockerfile and not any(spec.path.rglob("uv.lock")):
+            rel = spec.dockerfile.relative_to(spec.path).as_posix()
+            check_missing_uv_lock(work / rel, f"envs/{spec.name}/{rel}")
         if run.lock:
             context = LockContext(config.repo, config.ref, run.runner, run.lock_cache)
             lock, lock_changes = lock_env(work, context, env=spec.name, uv_lock=uv_lock)
             changes = [*shifted(changes, lock_changes), *lock_changes]
         elif uv_lock is not None:
-            check_unused_uv_lock(work, spec.name, "--no-lock leaves it out (it would be stale)")
+            check_unused_uv_lock(
+                work,
+                spec.name,
+                "--no-lock leaves it out (it would be stale)",
+                remedy="stage without --no-lock, so the release re-locks it, or make the build "
+                "resolve without it",
+            )
+
         check_sizes(work)
         for check in registry.checks():
             with plugin_failures(check):

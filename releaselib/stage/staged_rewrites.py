@@ -19,7 +19,7 @@ from releaselib.edit import (
     unrewritable_manifests,
 )
 from releaselib.edit.dockerfile_model import Dockerfile
-from releaselib.edit.install_sources import run_installs
+from releaselib.edit.install_sources import command_installs
 from releaselib.errors import StageError
 from releaselib.records import Change, EnvSpec
 from releaselib.stage import git_needs
@@ -60,7 +60,7 @@ def pinned_pyproject(text: str, path: str, dist: str, ref: str) -> tuple[str, tu
 def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> list[Change]:
     """The release's rewrites of pyprojects, requirements, Dockerfile and README.
 
-    Pinned: the root and env pyprojects, every ``requirements*.txt`` outside ``src/``, and every
+    Pinned: every pyproject and ``requirements*.txt`` outside ``src/``, and every
     requirements file or pyproject the Dockerfile installs from (``-r``/``-c`` followed). The
     Dockerfile is rewritten last, with the tree as its context, so git goes into every stage
     that installs a git+ requirement.
@@ -111,6 +111,12 @@ def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> lis
                     t, path=p, constraints=c, dist=config.dist, ref=config.sha
                 ),
             )
+    for file in (f for f in files if f.suffix == ".toml"):
+        unrewritable_manifests.check_pyproject(
+            read_text(file, stage_dir),
+            path=checkout_path(spec, file.relative_to(stage_dir).as_posix()),
+            **pin,
+        )
     check_hash_modes(original, spec, stage_dir, changes)
     new, dockerfile_changes = rewrite_for_space(  # change lines are lines of the staged file
         text, path="Dockerfile", base_image=config.base_image, context=stage_dir, **pin
@@ -145,8 +151,9 @@ def check_installs(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> None:
 
 
 def check_hash_modes(df: Dockerfile, spec: EnvSpec, stage_dir: Path, changes: list[Change]) -> None:
-    """StageError when a RUN installs requirements files of which one now holds the release's
-    git URL while pip is in hash-checking mode (another file's ``--hash``, ``--require-hashes``
+    """StageError when a command installs requirements files (``-r a.txt -r b.txt``, and what
+    they include) of which one now holds the release's git URL while pip is in hash-checking
+    mode (another file's ``--hash``, ``--require-hashes``
     in a file, on the command line or as ``PIP_REQUIRE_HASHES``): pip cannot hash a git URL."""
     pinned: dict[str, Change] = {}
     for change in changes:
@@ -156,11 +163,20 @@ def check_hash_modes(df: Dockerfile, spec: EnvSpec, stage_dir: Path, changes: li
         for instr in df.stage_instructions(stage):
             if instr.cmd != "RUN":
                 continue
-            for kind, path in run_installs(df, stage, instr):
-                file = git_needs.in_tree(df, stage, path, stage_dir)
-                if kind != "requirements" or file is None:
-                    continue
-                read = [f for f in git_needs.with_includes(file) if f.suffix != ".toml"]
+            for command in command_installs(df, stage, instr):
+                files = [
+                    git_needs.in_tree(df, stage, path, stage_dir)
+                    for kind, path in command
+                    if kind == "requirements"
+                ]
+                read = [
+                    f
+                    for file in files
+                    if file is not None
+                    for f in git_needs.with_includes(file)
+                    if f.suffix != ".toml"
+                ]
+                read = list(dict.fromkeys(read))
                 rels = [f.relative_to(stage_dir).as_posix() for f in read]
                 pin = next((pinned[r] for r in rels if r in pinned), None)
                 if pin is None:
@@ -203,15 +219,26 @@ def _hash_mode(
 
 def pin_pipfiles(stage_dir: Path, spec: EnvSpec, *, dist: str, ref: str) -> list[Change]:
     """Pin OpenEnv in every ``Pipfile`` outside ``src/``; a ``Pipfile.lock`` that locks another
-    OpenEnv is a StageError naming it (staging cannot lock again)."""
+    OpenEnv, or sits beside a Pipfile staging rewrote (its hash no longer matches, so
+    ``pipenv install --deploy`` refuses it), is a StageError naming it (staging cannot lock
+    again)."""
     changes: list[Change] = []
+    rewritten: set[Path] = set()
     for file in _outside_src(stage_dir, "Pipfile"):
-        changes += rewrite_file(
+        pinned = rewrite_file(
             file, stage_dir, lambda t, p: pipfile.rewrite_pipfile(t, path=p, dist=dist, ref=ref)
         )
+        rewritten |= {file.parent} if pinned else set()
+        changes += pinned
     for lock in _outside_src(stage_dir, "Pipfile.lock"):
         rel = checkout_path(spec, lock.relative_to(stage_dir).as_posix())
         pipfile.check_pipfile_lock(read_text(lock, stage_dir), path=rel, ref=ref)
+        if lock.parent in rewritten:
+            raise StageError(
+                f"{rel}: locks the Pipfile beside it, which staging rewrote (OpenEnv pinned to "
+                "the release), so pipenv would refuse the stale lock (--deploy) or install it",
+                remedy=f"delete {rel} (pipenv then locks the pinned Pipfile in the build)",
+            )
     return changes
 
 
@@ -235,8 +262,13 @@ def _outside_src(stage_dir: Path, name: str) -> list[Path]:
 
 
 def staged_requirement_files(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> list[Path]:
-    """The staged files whose OpenEnv requirements are pinned, each once, in a stable order."""
-    pyprojects = [stage_dir / "pyproject.toml", stage_dir / "envs" / spec.name / "pyproject.toml"]
+    """The staged files whose OpenEnv requirements are pinned (or, in a constraints file,
+    dropped), each once, in a stable order."""
+    pyprojects = [
+        stage_dir / "pyproject.toml",
+        stage_dir / "envs" / spec.name / "pyproject.toml",
+        *_outside_src(stage_dir, "pyproject.toml"),  # any installer may read one
+    ]
     named = [
         p
         for p in sorted(stage_dir.rglob("requirements*.txt"))
@@ -246,6 +278,7 @@ def staged_requirement_files(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> 
         *pyprojects,
         *(f for n in named for f in git_needs.with_includes(n)),
         *git_needs.installed_files(df, stage_dir),
+        *git_needs.env_constraint_files(df, stage_dir),
     ]
     return [
         f
