@@ -141,6 +141,7 @@ def promote(
         "hub_endpoint",
         "dry_run",
         "json",
+        "force",
         table=DECIDE_HELP,
         env="env whose canonical Spaces to restore (repeatable; default: every env promote "
         "recorded)",
@@ -153,6 +154,7 @@ def rollback(
     env: list[str] | None = None,
     dry_run: bool = False,
     yes: bool = False,
+    force: bool = False,
     repo: str | None = None,
     namespace: str | None = None,
     suffix: str | None = None,
@@ -161,10 +163,11 @@ def rollback(
     hub_endpoint: str | None = None,
     json: bool = False,
 ) -> None:
-    """Restore canonical Spaces to their state from before the release's promotion.
+    """Restore what the release's promotion wrote into canonical Spaces to its state before.
 
-    Each gets one new commit holding the tree of the commit recorded before promotion, and
-    those variables; one already restored is left as it is. Exit 1 if any restore failed.
+    Each gets one new commit putting the promotion's files back as the recorded commit held
+    them, and the variables it set back; what it did not write is kept. A canonical whose head
+    moved since the promotion is held unless --force. Exit 1 if any restore failed or was held.
     """
     from releaselib.hub.client import Hub
     from releaselib.publish.steps import rollback_step
@@ -183,13 +186,18 @@ def rollback(
         )
         applied = yes and not dry_run
         restores = rollback_step(
-            Hub.connect(config.hub_endpoint), config, release_ledger, envs=env, apply=applied
+            Hub.connect(config.hub_endpoint),
+            config,
+            release_ledger,
+            envs=env,
+            apply=applied,
+            force=force,
         )
         if json:
             print_json(config, "restores", restores)
         else:
             tables.print_restores(console, restores, applied=applied)
-        if any(r.status == "failed" for r in restores):
+        if any(r.status in ("failed", "held") for r in restores):
             raise Exit(code=1)
 
 

@@ -43,7 +43,7 @@ from releaselib.hub.client import Hub, RemoteSpace
 from releaselib.hub.deploy import diff
 from releaselib.plugins import PluginRegistry
 from releaselib.publish.canonical_card import merged_card
-from releaselib.publish.canonical_state import SpaceState, read_state
+from releaselib.publish.canonical_state import SpaceState, read_state, token_shaped
 from releaselib.publish.pin_files import tool_written_pins
 from releaselib.records import StagedSpace, Verdict
 from releaselib.space_ids import CanonicalId
@@ -85,6 +85,7 @@ class Promotion:
     delete: tuple[str, ...] = ()
     kept: tuple[str, ...] = ()  # the canonical's own files, which the release never wrote
     variables: tuple[str, ...] = ()  # keys set (or to set)
+    values: tuple[tuple[str, str], ...] = ()  # what they are set to (a plugin's, never a token)
     create: bool = False  # the target does not exist (created, or held for --create-missing)
     before: SpaceState | None = None  # the target before this write (planned, promoted, failed)
 
@@ -106,6 +107,7 @@ class Promotion:
             "delete": list(self.delete),
             "kept": list(self.kept),
             "variables": list(self.variables),
+            "variable_values": {k: v for k, v in self.values if not token_shaped(v)},
             "create": self.create,
             "before": self.before.as_json() if self.before is not None else None,
         }
@@ -249,9 +251,7 @@ def check_card(config: ReleaseConfig, env: str, tree: Path, candidate: str) -> N
         )
 
 
-def _plan(
-    run: _Run, env: str, candidate: str, commit: str, tree: Path, target: Target
-) -> _Planned:
+def _plan(run: _Run, env: str, candidate: str, commit: str, tree: Path, target: Target) -> _Planned:
     """What making ``target`` hold the candidate's tree (card rebuilt) and its variables
     takes: ``current`` (nothing), ``planned`` (with the target's state now), or ``held``."""
     base = Promotion(env, candidate, target.space_id, "held", commit=commit)
@@ -272,6 +272,7 @@ def _plan(
             delete=delete,
             kept=tuple(p for p in gone if p not in delete),
             variables=tuple(wanted),
+            values=tuple(wanted.items()),
             create=not target.exists,
         )
         if not (plan.upload or plan.delete or plan.variables or plan.create):
@@ -334,9 +335,7 @@ def _held_card(run: _Run, target: Target, remote: Mapping[str, object]) -> str |
     return (dest / "README.md").read_bytes().decode("utf-8", "replace")
 
 
-def _target_tree(
-    run: _Run, env: str, tree: Path, space_id: str, held: str | None
-) -> StagedSpace:
+def _target_tree(run: _Run, env: str, tree: Path, space_id: str, held: str | None) -> StagedSpace:
     """A copy of the candidate's tree with the card rebuilt for ``space_id`` and merged into
     the target's own card ``held``, and its manifest."""
     dest = run.scratch / env / space_id.replace("/", "__")
