@@ -75,3 +75,16 @@ def test_promote_records_each_canonicals_state_before_it_writes(localhub, tmp_pa
     (again,) = promote_step(release.hub, release.config, ledger, release.registry)
     assert again.status == "promoted" and again.before is not None and again.before.head != previous
     assert baselines(ledger, "echo_env")[ECHO]["head"] == previous
+
+
+def test_two_envs_with_one_canonical_target_are_both_held(localhub, tmp_path: Path) -> None:
+    envs = {"echo_env": ("PASS", ">=0.2.0"), "sudoku": ("PASS", ">=0.2.0"), "textarena_env": ("PASS", ">=0.2.0")}
+    release = make_release(localhub, tmp_path, envs, canonicals=(ECHO, "openenv/sudoku", "openenv/wordle"))
+    heads = {s: release.head(s) for s in ("openenv/sudoku", "openenv/wordle")}
+    for chosen in (None, ["sudoku"]):  # the rule holds whichever env is asked for
+        done = promote(release.hub, release.config, release.verdicts, release.registry, envs=chosen)
+        held = [p for p in done if p.env in ("sudoku", "textarena_env")]
+        assert held and all(p.status == "held" for p in held)
+        assert all("openenv/sudoku is the canonical target of sudoku and textarena_env" in p.reason for p in held)
+        assert {s: release.head(s) for s in heads} == heads  # neither wrote a commit
+    assert next(p for p in promote(release.hub, release.config, release.verdicts, release.registry, dry_run=True) if p.env == "echo_env").status == "current"

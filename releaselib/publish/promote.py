@@ -4,7 +4,8 @@ Canonical targets come from the env's plugin profile (``repl_env`` -> ``<ns>/rep
 ``textarena_env`` -> ``<ns>/sudoku`` and ``<ns>/wordle`` with their ``TEXTARENA_ENV_ID``), else
 they are the unsuffixed Space named like the env. All are looked up in one listing of the
 namespace; a target that does not exist is created only with ``create_missing``, and a plugin's
-alias is never second-guessed from the env directory.
+alias is never second-guessed from the env directory. Two envs whose targets meet (an env
+folder named like another env's alias) are both held (:func:`shared_targets`).
 
 Only a PASS recorded for the candidate's current head counts. The candidate's files at that
 commit are downloaded, the README card is rebuilt for the target's Space id (the card this
@@ -147,6 +148,19 @@ def canonical_targets(
     return (Target(own, (), own in listing),)
 
 
+def shared_targets(
+    registry: PluginRegistry, envs: Collection[str], namespace: str
+) -> dict[str, tuple[str, ...]]:
+    """The canonical Spaces that more than one of ``envs`` targets (target -> those envs, in
+    order): an env folder named like another env's alias (``sudoku`` beside ``textarena_env``).
+    Promote holds every env of such a target, since either would overwrite the other."""
+    claims: dict[str, list[str]] = {}
+    for env in envs:
+        for target in canonical_targets(registry, env, namespace, ()):
+            claims.setdefault(target.space_id, []).append(env)
+    return {t: tuple(owners) for t, owners in claims.items() if len(owners) > 1}
+
+
 def promote(
     hub: Hub,
     config: ReleaseConfig,
@@ -180,15 +194,21 @@ def plan_promotions(
     run: _Run, registry: PluginRegistry, verdicts: Mapping[str, Verdict], envs: list[str] | None
 ) -> list[_Planned]:
     """The one computation of what promote does, for a dry run and a real run alike."""
+    chosen = select(verdicts, envs)
+    shared = shared_targets(registry, dict.fromkeys([*verdicts, *chosen]), run.config.namespace)
     return [
         planned
-        for env, verdict in select(verdicts, envs).items()
-        for planned in _plan_env(run, registry, env, verdict)
+        for env, verdict in chosen.items()
+        for planned in _plan_env(run, registry, env, verdict, shared)
     ]
 
 
 def _plan_env(
-    run: _Run, registry: PluginRegistry, env: str, verdict: Verdict | None
+    run: _Run,
+    registry: PluginRegistry,
+    env: str,
+    verdict: Verdict | None,
+    shared: Mapping[str, tuple[str, ...]],
 ) -> list[_Planned]:
     candidate = verdict.space_id if verdict else run.config.space_id(env)
     targets = canonical_targets(registry, env, run.config.namespace, run.listing)
@@ -196,6 +216,14 @@ def _plan_env(
     def each(status: Status, reason: str) -> list[_Planned]:
         return [_Planned(Promotion(env, candidate, t.space_id, status, reason)) for t in targets]
 
+    clash = [(t.space_id, shared[t.space_id]) for t in targets if t.space_id in shared]
+    if clash:
+        target, owners = clash[0]
+        return each(
+            "held",
+            f"{target} is the canonical target of {' and '.join(owners)}: rename one env "
+            "folder or change its plugin's canonical targets",
+        )
     try:
         _, reason = standing_pass(run.hub, verdict)
         if reason is not None or verdict is None or verdict.commit is None:
