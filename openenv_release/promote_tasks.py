@@ -39,7 +39,8 @@ from releaselib import step_tables as tables
         yes="also delete the files of an earlier release that the tree no longer has (the plan "
         "names them; without --yes such a canonical is held)",
         verify="then wait for each promoted canonical to rebuild, probe it as verify probes a "
-        "candidate, and roll back one that FAILs",
+        "candidate, and roll back one that FAILs (--json: each canonical's verdict under "
+        '"canonicals")',
     ),
 )
 def promote(
@@ -106,7 +107,8 @@ def promote(
             envs = list(dict.fromkeys(d.env for d in decisions))
             checks = canonical_step(hub, config, release_ledger, registry, check, envs=envs)
         if json:
-            print_json(config, "promotions", decisions)
+            after = {"canonicals": checks} if verify and not dry_run else {}
+            print_json(config, "promotions", decisions, **after)
         else:
             tables.print_promotions(console, decisions, dry_run=dry_run)
             if checks:
