@@ -34,6 +34,7 @@ from releaselib import step_tables as tables
         "json",
         "timeout",
         "wait",
+        "allow_downgrade",
         table=DECIDE_HELP,
         create_missing="create a canonical Space that does not exist yet",
         yes="also delete the files of an earlier release that the tree no longer has (the plan "
@@ -51,6 +52,7 @@ def promote(
     create_missing: bool = False,
     yes: bool = False,
     verify: bool = False,
+    allow_downgrade: bool = False,
     timeout: str | None = None,
     wait: str | None = None,
     repo: str | None = None,
@@ -101,6 +103,7 @@ def promote(
             create_missing=create_missing,
             dry_run=dry_run,
             delete=yes,
+            downgrade=allow_downgrade,
         )
         checks = []
         if verify and not dry_run:

@@ -26,7 +26,7 @@ from releaselib.config import ReleaseConfig
 from releaselib.errors import UsageError
 from releaselib.hub.client import Hub
 from releaselib.plugins import PluginRegistry
-from releaselib.publish.promote import canonical_targets
+from releaselib.publish.canonical_targets import canonical_targets
 from releaselib.records import Verdict
 from releaselib.verify.verdicts import standing_pass
 

@@ -1,11 +1,9 @@
 """Promote verified candidates into their canonical Spaces.
 
-Canonical targets come from the env's plugin profile (``repl_env`` -> ``<ns>/repl``,
-``textarena_env`` -> ``<ns>/sudoku`` and ``<ns>/wordle`` with their ``TEXTARENA_ENV_ID``), else
-they are the unsuffixed Space named like the env. All are looked up in one listing of the
-namespace; a target that does not exist is created only with ``create_missing``, and a plugin's
-alias is never second-guessed from the env directory. Two envs whose targets meet (an env
-folder named like another env's alias) are both held (:func:`shared_targets`).
+Canonical targets come from :mod:`canonical_targets` (two envs whose targets meet are both
+held). All are looked up in one listing of the namespace; a target that does not exist is
+created only with ``create_missing``. A target whose card names a newer release than this one
+(its ``openenv-<V>`` tag) is held unless ``downgrade``.
 
 Only a PASS recorded for the candidate's current head counts. The candidate's files at that
 commit are downloaded, the README card is rebuilt for the target's Space id (the card this
@@ -31,10 +29,12 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
+
+from packaging.version import InvalidVersion, Version
 
 from releaselib.config import ReleaseConfig
 from releaselib.edit.readme import build_space_readme
@@ -43,11 +43,11 @@ from releaselib.errors import AuthError, PromoteError, ReleaseError
 from releaselib.hub.client import Hub, RemoteSpace
 from releaselib.hub.deploy import diff
 from releaselib.plugins import PluginRegistry
-from releaselib.publish.canonical_card import merged_card
+from releaselib.publish.canonical_card import held_release, merged_card
 from releaselib.publish.canonical_state import SpaceState, read_state, token_shaped
+from releaselib.publish.canonical_targets import Target, canonical_targets, shared_targets
 from releaselib.publish.pin_files import tool_written_pins
 from releaselib.records import StagedSpace, Verdict
-from releaselib.space_ids import CanonicalId
 from releaselib.stage.staged_tree import build_manifest
 from releaselib.verify.verdicts import select, standing_pass
 
@@ -55,15 +55,6 @@ Status = Literal["promoted", "current", "planned", "held", "failed"]
 #: what ``--create-missing`` makes of a missing canonical: the public face of the release, as
 #: the canonicals a namespace already has are (only candidates are private)
 CREATE = "create it as a public Docker Space"
-
-
-@dataclass(frozen=True)
-class Target:
-    """One canonical Space of an env, as the namespace's listing showed it."""
-
-    space_id: CanonicalId
-    variables: tuple[tuple[str, str], ...] = ()
-    exists: bool = True
 
 
 @dataclass(frozen=True)
@@ -134,31 +125,7 @@ class _Run:
     delete: bool
     scratch: Path
     listing: Mapping[str, RemoteSpace]
-
-
-def canonical_targets(
-    registry: PluginRegistry, env: str, namespace: str, listing: Collection[str]
-) -> tuple[Target, ...]:
-    """The env's canonical Spaces: its plugin's targets, else the Space named like the env."""
-    declared = registry.profile(env).targets
-    if declared:
-        ids = [(CanonicalId.of(namespace, t.repo), t.variables) for t in declared]
-        return tuple(Target(i, variables, i in listing) for i, variables in ids)
-    own = CanonicalId.of(namespace, env)
-    return (Target(own, (), own in listing),)
-
-
-def shared_targets(
-    registry: PluginRegistry, envs: Collection[str], namespace: str
-) -> dict[str, tuple[str, ...]]:
-    """The canonical Spaces that more than one of ``envs`` targets (target -> those envs, in
-    order): an env folder named like another env's alias (``sudoku`` beside ``textarena_env``).
-    Promote holds every env of such a target, since either would overwrite the other."""
-    claims: dict[str, list[str]] = {}
-    for env in envs:
-        for target in canonical_targets(registry, env, namespace, ()):
-            claims.setdefault(target.space_id, []).append(env)
-    return {t: tuple(owners) for t, owners in claims.items() if len(owners) > 1}
+    downgrade: bool = False
 
 
 def promote(
@@ -171,17 +138,19 @@ def promote(
     create_missing: bool = False,
     dry_run: bool = False,
     delete: bool = False,
+    downgrade: bool = False,
     before_write: Callable[[Sequence[Promotion]], None] | None = None,
 ) -> list[Promotion]:
     """Promote every selected env whose candidate PASSed at its current head; one record per
     canonical target, in env order. A failing env never stops the others. ``delete``: remove
     the release's files a canonical holds and the tree no longer has (else it is held).
+    ``downgrade``: replace a canonical whose card says it holds a newer release (else held).
     ``dry_run``: return the plan (status ``planned`` where the run would write). Otherwise
     ``before_write`` gets the planned promotions (each with its target's ``before`` state)
     before anything is written, then the plan is written."""
     listing = {s.id: s for s in hub.list_spaces(config.namespace)}
     with tempfile.TemporaryDirectory(prefix="openenv-release-promote-") as scratch:
-        run = _Run(hub, config, create_missing, delete, Path(scratch), listing)
+        run = _Run(hub, config, create_missing, delete, Path(scratch), listing, downgrade)
         plans = plan_promotions(run, registry, verdicts, envs)
         if dry_run:
             return [p.promotion for p in plans]
@@ -288,7 +257,11 @@ def _plan(run: _Run, env: str, candidate: str, commit: str, tree: Path, target: 
         return _Planned(replace(base, reason=reason, create=True))  # held: it is missing
     try:
         remote = run.hub.remote_files(target.space_id) if target.exists else {}
-        staged = _target_tree(run, env, tree, target.space_id, _held_card(run, target, remote))
+        card = _held_card(run, target, remote)
+        newer = _newer_release(run, card)
+        if newer:
+            return _Planned(replace(base, reason=newer))
+        staged = _target_tree(run, env, tree, target.space_id, card)
         add, change, gone = diff(staged, remote)
         owned = {path.split("/")[0] for path in staged.manifest if "/" in path}
         delete = tuple(p for p in gone if p.split("/")[0] in owned)
@@ -352,6 +325,24 @@ def _write(run: _Run, planned: _Planned) -> Promotion:
         return replace(plan, status="failed", reason=exc.one_line())
     made = f"created {plan.target} as a public Docker Space" if plan.create else ""
     return replace(plan, status="promoted", pushed=pushed, reason=made)
+
+
+def _newer_release(run: _Run, card: str | None) -> str:
+    """Why a canonical whose card names a newer release than this one is held ("" when it
+    names none, or ``downgrade`` allows it)."""
+    held = held_release(card)
+    if held is None or run.downgrade:
+        return ""
+    try:
+        ours = Version(run.config.version)
+    except InvalidVersion:
+        return ""  # the release tuple refuses such a version before promote
+    if held <= ours:
+        return ""
+    return (
+        f"holds release {held}, newer than {run.config.version}: pass --allow-downgrade to "
+        "replace it with this older release"
+    )
 
 
 def _held_card(run: _Run, target: Target, remote: Mapping[str, object]) -> str | None:

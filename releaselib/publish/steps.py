@@ -40,10 +40,11 @@ def promote_step(
     create_missing: bool = False,
     dry_run: bool = False,
     delete: bool = False,
+    downgrade: bool = False,
 ) -> list[Promotion]:
     """Promote the PASSed candidates of ``envs`` (default: every env with a verdict); each
-    canonical's state is recorded (``baseline``) before it is written. ``delete``: see
-    :func:`~releaselib.publish.promote.promote`."""
+    canonical's state is recorded (``baseline``) before it is written. ``delete`` and
+    ``downgrade``: see :func:`~releaselib.publish.promote.promote`."""
     verdicts = from_ledger(ledger)
     decisions = promote(
         hub,
@@ -54,6 +55,7 @@ def promote_step(
         create_missing=create_missing,
         dry_run=dry_run,
         delete=delete,
+        downgrade=downgrade,
         before_write=lambda planned: step_records.record_baselines(ledger, planned),
     )
     if not dry_run:
