@@ -160,9 +160,14 @@ def decision_setup(
     return config, console, require_ledger(config, given, remedy=remedy)
 
 
-def print_json(config: ReleaseConfig, key: str, items: Sequence[Any]) -> None:
-    """One JSON document on stdout: the release tuple and ``items`` under ``key``."""
-    print(json.dumps({"config": config.as_json(), key: [i.as_json() for i in items]}, indent=2))
+def print_json(
+    config: ReleaseConfig, key: str, items: Sequence[Any], **more: Sequence[Any]
+) -> None:
+    """One JSON document on stdout: the release tuple, ``items`` under ``key``, and each of
+    ``more`` under its own key."""
+    lists = {key: items, **more}
+    document = {name: [i.as_json() for i in listed] for name, listed in lists.items()}
+    print(json.dumps({"config": config.as_json(), **document}, indent=2))
 
 
 def visibility(private: bool, public: bool) -> bool | None:

@@ -55,6 +55,10 @@ FLAG_HELP = {
     "(repeatable; recorded in the ledger and the briefing)",
     "no_lock": "stage without locking dependencies: every build then resolves them afresh (the "
     "board and the briefing say so)",
+    "force": "restore a canonical whose head moved since the promotion too: still only the "
+    "files and variables the promotion wrote and nobody changed since (default: hold it)",
+    "allow_downgrade": "let promote replace a canonical whose card says it holds a newer "
+    "release than this one (default: hold it)",
     "keep": "the rehearsal's folder (checkout, staging, ledger, briefing; default: a new temp dir)",
 }
 

@@ -34,12 +34,14 @@ from releaselib import step_tables as tables
         "json",
         "timeout",
         "wait",
+        "allow_downgrade",
         table=DECIDE_HELP,
         create_missing="create a canonical Space that does not exist yet",
         yes="also delete the files of an earlier release that the tree no longer has (the plan "
         "names them; without --yes such a canonical is held)",
         verify="then wait for each promoted canonical to rebuild, probe it as verify probes a "
-        "candidate, and roll back one that FAILs",
+        "candidate, and roll back one that FAILs (--json: each canonical's verdict under "
+        '"canonicals")',
     ),
 )
 def promote(
@@ -50,6 +52,7 @@ def promote(
     create_missing: bool = False,
     yes: bool = False,
     verify: bool = False,
+    allow_downgrade: bool = False,
     timeout: str | None = None,
     wait: str | None = None,
     repo: str | None = None,
@@ -100,13 +103,15 @@ def promote(
             create_missing=create_missing,
             dry_run=dry_run,
             delete=yes,
+            downgrade=allow_downgrade,
         )
         checks = []
         if verify and not dry_run:
             envs = list(dict.fromkeys(d.env for d in decisions))
             checks = canonical_step(hub, config, release_ledger, registry, check, envs=envs)
         if json:
-            print_json(config, "promotions", decisions)
+            after = {"canonicals": checks} if verify and not dry_run else {}
+            print_json(config, "promotions", decisions, **after)
         else:
             tables.print_promotions(console, decisions, dry_run=dry_run)
             if checks:
@@ -141,6 +146,7 @@ def promote(
         "hub_endpoint",
         "dry_run",
         "json",
+        "force",
         table=DECIDE_HELP,
         env="env whose canonical Spaces to restore (repeatable; default: every env promote "
         "recorded)",
@@ -153,6 +159,7 @@ def rollback(
     env: list[str] | None = None,
     dry_run: bool = False,
     yes: bool = False,
+    force: bool = False,
     repo: str | None = None,
     namespace: str | None = None,
     suffix: str | None = None,
@@ -161,10 +168,11 @@ def rollback(
     hub_endpoint: str | None = None,
     json: bool = False,
 ) -> None:
-    """Restore canonical Spaces to their state from before the release's promotion.
+    """Restore what the release's promotion wrote into canonical Spaces to its state before.
 
-    Each gets one new commit holding the tree of the commit recorded before promotion, and
-    those variables; one already restored is left as it is. Exit 1 if any restore failed.
+    Each gets one new commit putting the promotion's files back as the recorded commit held
+    them, and the variables it set back; what it did not write is kept. A canonical whose head
+    moved since the promotion is held unless --force. Exit 1 if any restore failed or was held.
     """
     from releaselib.hub.client import Hub
     from releaselib.publish.steps import rollback_step
@@ -183,13 +191,18 @@ def rollback(
         )
         applied = yes and not dry_run
         restores = rollback_step(
-            Hub.connect(config.hub_endpoint), config, release_ledger, envs=env, apply=applied
+            Hub.connect(config.hub_endpoint),
+            config,
+            release_ledger,
+            envs=env,
+            apply=applied,
+            force=force,
         )
         if json:
             print_json(config, "restores", restores)
         else:
             tables.print_restores(console, restores, applied=applied)
-        if any(r.status == "failed" for r in restores):
+        if any(r.status in ("failed", "held") for r in restores):
             raise Exit(code=1)
 
 

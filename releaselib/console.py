@@ -233,6 +233,8 @@ def print_deployed(console: Console, results: Sequence[Deployed], *, dry_run: bo
                 escape(d.space_id),
                 "-"
                 if p is None
+                else "refused"
+                if p.refused
                 else "unknown"
                 if p.exists is None
                 else "exists"

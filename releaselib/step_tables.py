@@ -79,7 +79,7 @@ def print_restores(console: Console, restores: Sequence[Restore], *, applied: bo
     if not restores:
         console.print("nothing to roll back: promote recorded no canonical Space", markup=False)
         return
-    if all(r.status == "current" for r in restores):
+    if all(r.status == "current" and not r.kept for r in restores):
         console.print(
             "nothing to roll back: every canonical already holds the commit and variables "
             "recorded before the release's promotion",

@@ -120,3 +120,27 @@ def test_an_inconclusive_canonical_is_left_as_promoted_named_and_checked_again(l
         assert release.head(CANONICAL) == done.pushed and check.line().endswith("; left as promoted")
     (row,) = canonical_rows(ledger, ledger.env("echo_env"))
     assert row["outcome"] == "INCONCLUSIVE" and not row["rolled_back"] and row["promoted"] == done.pushed
+
+
+def test_promote_verify_json_carries_each_canonicals_verdict(localhub, tmp_path: Path, monkeypatch, capsys) -> None:
+    import contextlib
+    import json
+
+    from openenv_release.cli import program
+
+    release = make_release(localhub, tmp_path, {"echo_env": ("PASS", ">=0.2.0")}, canonicals=(CANONICAL,))
+    ledger_path = tmp_path / "ledger.json"
+    ledger = Ledger.load(ledger_path, release.config.as_json())
+    for v in release.verdicts.values():
+        ledger.record(v.env, "verify", outcome=v.outcome, space_id=v.space_id, commit=v.commit)
+    for key, value in {**localhub.client_env(), "OPENENV_RELEASE_REMOTE": str(tmp_path / "no-remote")}.items():
+        monkeypatch.setenv(key, value)
+    argv = ["promote", "--repo", str(release.config.repo), "--ledger", str(ledger_path), "--version", "0.2.2"]
+    with contextlib.suppress(SystemExit):  # its exit code follows the verdict, which is not the point here
+        program.run(["openenv-release", *argv, "--verify", "--json", "--wait", str(waits(30)), "--timeout", str(waits(5))])
+    document = json.loads(capsys.readouterr().out)
+    (check,) = document["canonicals"]
+    recorded = Ledger.load(ledger_path, release.config.as_json()).env("echo_env").get("canonical")
+    assert recorded is not None and check == recorded.data["checks"][0]
+    assert check["target"] == CANONICAL and check["outcome"] in ("PASS", "FAIL", "INCONCLUSIVE")
+    assert check["promoted"] == document["promotions"][0]["pushed"]

@@ -143,3 +143,13 @@ def test_the_collection_task_refuses_a_foreign_slug_then_plans_and_adds_with_the
     assert release.api.get_collection(slug).items == []
     assert run("--foreign-collection", "--yes") == 0
     assert [i.item_id for i in release.api.get_collection(slug).items] == ["openenv/echo_env-0.2.2", "openenv/textarena_env-0.2.2"]
+
+
+def test_a_slug_the_hub_does_not_know_is_a_usage_error_naming_it(localhub, tmp_path: Path) -> None:
+    release = make_release(localhub, tmp_path, ENVS, canonicals=())
+    localhub.reset_counters()
+    for foreign in (False, True):
+        with pytest.raises(UsageError, match="--collection-slug openenv/no-such-collection-0123: the Hub has no collection") as refused:
+            sync_collection(release.hub, release.config, release.verdicts, release.registry, slug="openenv/no-such-collection-0123", foreign=foreign)
+        assert refused.value.exit_code == 2
+    assert writes(localhub) == {}

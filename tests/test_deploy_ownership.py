@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
+from rich.console import Console
 
+from releaselib.console import print_deployed
 from releaselib.hub.deploy import commit_message
 from tests import test_deploy
 from tests.test_deploy import config_for, release, remote_tree
@@ -28,8 +30,14 @@ def test_a_space_whose_history_has_the_tools_commit_title_is_not_ours(localhub, 
     api = HfApi(endpoint=localhub.endpoint, token=localhub.token)
     config = config_for(checkout, tmp_path)
     before = their_space(api, private=private, title=commit_message(config, "alpha_env"))
-    plan = release(localhub.endpoint, localhub.token, config, dry_run=True)["alpha_env"].plan
-    assert plan is not None and plan.upload == () and plan.delete == () and (plan.note or "").startswith("refused:")
+    planned = release(localhub.endpoint, localhub.token, config, dry_run=True)
+    plan = planned["alpha_env"].plan
+    assert plan is not None and plan.refused and plan.upload == () and plan.delete == () and plan.as_json()["action"] == "refused"
+    assert not planned["alpha_env"].ok and THEIRS in (planned["alpha_env"].error or "")  # the dry run fails it, as the run does
+    shown = Console(record=True, width=200)
+    print_deployed(shown, list(planned.values()), dry_run=True)
+    row = next(line for line in shown.export_text().splitlines() if "alpha_env" in line and THEIRS in line)
+    assert "refused" in row and "exists" not in row and " ok" not in row
     results = release(localhub.endpoint, localhub.token, config)
     error = results["alpha_env"].error or ""
     assert not results["alpha_env"].ok and THEIRS in error and "pick another --suffix" in error

@@ -98,3 +98,29 @@ def test_pin_commit_refuses_a_file_it_must_write_that_has_uncommitted_changes(lo
         pin_envs(release.hub, release.config, release.verdicts, embedded_ok=True, commit=True)
     decisions = pin_envs(release.hub, release.config, release.verdicts, embedded_ok=True)
     assert {d.env for d in decisions if d.changed} == {"broken_env", "echo_env"}  # without --commit it writes
+
+
+def test_pin_commit_refuses_a_detached_head_and_an_unfinished_merge_before_writing(localhub, tmp_path: Path) -> None:
+    release = make_release(localhub, tmp_path, ENVS, canonicals=())
+    repo = committed_checkout(release)
+    tomls = {p: p.read_bytes() for p in (repo / "envs").rglob("*.toml")}
+    git(repo, "checkout", "-q", "--detach")
+    with pytest.raises(UsageError) as refused:
+        pin_envs(release.hub, release.config, release.verdicts, embedded_ok=True, commit=True)
+    assert refused.value.exit_code == 2 and "HEAD in" in str(refused.value) and "detached" in str(refused.value)
+    assert {p: p.read_bytes() for p in tomls} == tomls
+
+    git(repo, "checkout", "-q", "-b", "work")
+    git(repo, "checkout", "-q", "-b", "other")
+    (repo / "NOTES.md").write_text("theirs\n")
+    git(repo, "add", "NOTES.md")
+    git(repo, "commit", "-q", "-m", "theirs")
+    git(repo, "checkout", "-q", "work")
+    (repo / "NOTES.md").write_text("ours\n")
+    git(repo, "add", "NOTES.md")
+    git(repo, "commit", "-q", "-m", "ours")
+    subprocess.run(["git", "merge", "-q", "other"], cwd=repo, capture_output=True, check=False)  # a conflict
+    with pytest.raises(UsageError) as refused:
+        pin_envs(release.hub, release.config, release.verdicts, embedded_ok=True, commit=True)
+    assert "in the middle of a merge" in str(refused.value) and "nothing is written" in str(refused.value)
+    assert {p: p.read_bytes() for p in tomls} == tomls

@@ -7,7 +7,8 @@ from pathlib import Path
 from huggingface_hub import CommitOperationAdd, SpaceCard
 
 from releaselib.edit.readme import runtime_url
-from releaselib.publish.promote import canonical_targets, promote
+from releaselib.publish.canonical_targets import canonical_targets
+from releaselib.publish.promote import promote
 from releaselib.records import Verdict
 from tests.helpers import builtin_registry
 from tests.release_world import make_release, writes

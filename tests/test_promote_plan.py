@@ -75,3 +75,35 @@ def test_promote_records_each_canonicals_state_before_it_writes(localhub, tmp_pa
     (again,) = promote_step(release.hub, release.config, ledger, release.registry)
     assert again.status == "promoted" and again.before is not None and again.before.head != previous
     assert baselines(ledger, "echo_env")[ECHO]["head"] == previous
+
+
+def test_two_envs_with_one_canonical_target_are_both_held(localhub, tmp_path: Path) -> None:
+    envs = {"echo_env": ("PASS", ">=0.2.0"), "sudoku": ("PASS", ">=0.2.0"), "textarena_env": ("PASS", ">=0.2.0")}
+    release = make_release(localhub, tmp_path, envs, canonicals=(ECHO, "openenv/sudoku", "openenv/wordle"))
+    heads = {s: release.head(s) for s in ("openenv/sudoku", "openenv/wordle")}
+    for chosen in (None, ["sudoku"]):  # the rule holds whichever env is asked for
+        done = promote(release.hub, release.config, release.verdicts, release.registry, envs=chosen)
+        held = [p for p in done if p.env in ("sudoku", "textarena_env")]
+        assert held and all(p.status == "held" for p in held)
+        assert all("openenv/sudoku is the canonical target of sudoku and textarena_env" in p.reason for p in held)
+        assert {s: release.head(s) for s in heads} == heads  # neither wrote a commit
+    assert next(p for p in promote(release.hub, release.config, release.verdicts, release.registry, dry_run=True) if p.env == "echo_env").status == "current"
+
+
+def test_a_canonical_holding_a_newer_release_is_held_unless_a_downgrade_is_allowed(localhub, tmp_path: Path) -> None:
+    release = make_release(localhub, tmp_path, {"echo_env": ("PASS", ">=0.2.0"), "textarena_env": ("PASS", ">=0.2.0")}, canonicals=(ECHO, "openenv/sudoku", "openenv/wordle"))
+    newer = b"---\ntitle: echo\nsdk: docker\ntags:\n- openenv\n- openenv-0.3.3\n- custom\n---\n# Echo 0.3.3\n"
+    older = b"---\ntitle: sudoku\nsdk: docker\ntags:\n- openenv-0.2.1\n---\n# Sudoku 0.2.1\n"
+    release.api.create_commit(ECHO, [CommitOperationAdd("README.md", newer)], commit_message="Promote echo_env 0.3.3", repo_type="space")
+    release.api.create_commit("openenv/sudoku", [CommitOperationAdd("README.md", older)], commit_message="0.2.1", repo_type="space")
+    head = release.head(ECHO)
+    args = (release.hub, release.config, release.verdicts, release.registry)
+
+    done = {p.target: p for p in promote(*args)}
+    assert done[ECHO].status == "held" and "holds release 0.3.3, newer than 0.2.2: pass --allow-downgrade" in done[ECHO].reason
+    assert release.head(ECHO) == head
+    assert done["openenv/sudoku"].status == "promoted"  # an older release is replaced as always
+    (plan,) = promote(*args, envs=["echo_env"], dry_run=True, downgrade=True)
+    assert plan.status == "planned" and "README.md" in plan.upload
+    (done_echo,) = promote(*args, envs=["echo_env"], downgrade=True)
+    assert done_echo.status == "promoted" and release.head(ECHO) != head

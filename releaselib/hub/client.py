@@ -320,9 +320,15 @@ class Hub:
         with hub_call(f"list collections of {owner}"):
             return list(self.api.list_collections(owner=owner))
 
-    def collection(self, slug: str) -> Collection:
-        with hub_call(f"collection {slug}"):
+    def collection(self, slug: str) -> Collection | None:
+        """The collection, or None when the Hub answers 404 (none has that slug, or it is
+        private and we can't see it)."""
+        try:
             return self.api.get_collection(slug)
+        except HUB_FAILURES as exc:
+            if status_of(exc) == 404:
+                return None
+            raise hub_error(f"collection {slug}", exc) from None
 
     def create_collection(
         self, title: str, *, namespace: str, private: bool, description: str

@@ -50,6 +50,7 @@ class DeployPlan:
     delete: tuple[str, ...] = ()
     visibility: str | None = None  # e.g. "public (kept)": differs from the release's
     note: str | None = None
+    refused: bool = False  # it holds a Space that deploy refuses to write (``note`` says why)
 
     @property
     def upload(self) -> tuple[str, ...]:
@@ -58,7 +59,13 @@ class DeployPlan:
     def as_json(self) -> dict[str, Any]:
         return {
             "space_id": self.space_id,
-            "action": "unknown" if self.exists is None else "exists" if self.exists else "create",
+            "action": "refused"
+            if self.refused
+            else "unknown"
+            if self.exists is None
+            else "exists"
+            if self.exists
+            else "create",
             "add": list(self.add),
             "change": list(self.change),
             "delete": list(self.delete),
@@ -178,7 +185,9 @@ def plan(hub: Hub, staged: StagedSpace, space_id: CandidateId, *, private: bool)
     remote = hub.remote_files(space_id)
     refused = foreign(hub, space, remote)
     if refused is not None:
-        return DeployPlan(space_id, True, note=f"refused: {refused}; {FOREIGN_REMEDY}")
+        return DeployPlan(
+            space_id, True, note=f"refused: {refused}; {FOREIGN_REMEDY}", refused=True
+        )
     add, change, delete = diff(staged, remote)
     kept = kept_visibility(space, private)
     visibility = f"{'private' if space.private else 'public'} (kept)" if kept else None
@@ -298,7 +307,10 @@ def plan_all(
         if not s.ok:
             return Deployed(s, space_id, error=s.error)
         try:
-            return Deployed(s, space_id, plan=plan(hub, s, space_id, private=config.private))
+            planned = plan(hub, s, space_id, private=config.private)
+            if planned.refused:  # as deploy_one refuses it: the env fails
+                return Deployed(s, space_id, error=f"{s.env}: {planned.note}", plan=planned)
+            return Deployed(s, space_id, plan=planned)
         except UnreachableError:
             raise  # the step fails as a whole, with one error naming the endpoint
         except ReleaseError as exc:

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from releaselib.errors import UsageError
 from releaselib.hub.client import Hub
 from releaselib.plugins import PluginRegistry
-from releaselib.publish.promote import Target, canonical_targets
+from releaselib.publish.canonical_targets import Target, canonical_targets
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from huggingface_hub import SpaceCard, SpaceCardData
+from packaging.version import InvalidVersion, Version
 
 #: A version tag some release of this tool wrote: ``openenv-0.2.1``, ``openenv-v0.3.0``.
 RELEASE_TAG = re.compile(r"^openenv-v?\d")
@@ -37,6 +38,21 @@ def merged_card(release_card: str, held: str | None) -> str:
     if not theirs.text.strip():
         theirs.text = ours.text
     return str(theirs)
+
+
+def held_release(held: str | None) -> Version | None:
+    """The newest release a canonical's README ``held`` says it holds (its ``openenv-<V>``
+    tags, which every release's card carries); None when it names none."""
+    if held is None:
+        return None
+    found = []
+    for tag in (str(t) for t in _fields(SpaceCard(held)).get("tags") or []):
+        if RELEASE_TAG.match(tag):
+            try:
+                found.append(Version(tag.removeprefix("openenv-")))
+            except InvalidVersion:
+                continue
+    return max(found, default=None)
 
 
 def _fields(card: SpaceCard) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from releaselib.config import ReleaseConfig
 from releaselib.hub.client import Hub
 from releaselib.plugins import PluginRegistry
 from releaselib.publish.canonical_state import SpaceState, differences, read_state
-from releaselib.publish.rollback import Restore, restore
+from releaselib.publish.rollback import Restore, Written, restore
 from releaselib.verify.candidates import Update, verify_spaces
 from releaselib.verify.probe import Outcome
 from releaselib.verify.results import evidence
@@ -110,9 +110,11 @@ def check_canonicals(
     recorded: Mapping[str, SpaceState],
     options: CheckOptions,
     on_update: Update | None = None,
+    written: Mapping[str, Written] | None = None,
 ) -> list[CanonicalCheck]:
     """Verify each ``promoted`` canonical; roll back each that FAILs to its ``recorded`` state
-    (target -> the state promote recorded before writing it). One check per target, in order."""
+    (target -> the state promote recorded before writing it), as far as ``written`` (target ->
+    what the promotion wrote) goes. One check per target, in order."""
     if not promoted:
         return []
     results = verify_spaces(
@@ -146,13 +148,18 @@ def check_canonicals(
             unlike = differences(read_state(hub, p.candidate), read_state(hub, p.target))
             check = replace(check, differences=tuple(unlike))
         if result.outcome is Outcome.FAIL:
-            check = _rolled_back(hub, config, check, before)
+            wrote = (written or {}).get(p.target, Written(before.head if before else None))
+            check = _rolled_back(hub, config, check, before, wrote)
         checks.append(check)
     return checks
 
 
 def _rolled_back(
-    hub: Hub, config: ReleaseConfig, check: CanonicalCheck, before: SpaceState | None
+    hub: Hub,
+    config: ReleaseConfig,
+    check: CanonicalCheck,
+    before: SpaceState | None,
+    written: Written,
 ) -> CanonicalCheck:
     if before is None:
         reason = (
@@ -160,5 +167,5 @@ def _rolled_back(
             "not rolled back: restore it by hand"
         )
         return replace(check, reason=reason)
-    done = restore(hub, check.env, before, version=config.version, apply=True)
+    done = restore(hub, check.env, before, written, version=config.version, apply=True)
     return replace(check, rollback=done)

@@ -3,7 +3,9 @@ hardware and secret names the Hub reports (secret values are never readable, nor
 
 ``promote`` records each canonical's state before it writes anything; ``rollback`` restores the
 head tree and the variables of that record; the briefing names what differs between a
-candidate and its canonical (:func:`differences`).
+candidate and its canonical (:func:`differences`). A variable whose value looks like a token
+(the detectors of :func:`releaselib.errors.redact` and of staging) is recorded by name only
+(``withheld``): the record is printed and written to the ledger, a token never is.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class SpaceState:
     variables: tuple[tuple[str, str], ...] = ()
     hardware: str | None = None
     secrets: tuple[str, ...] | None = None
+    withheld: tuple[str, ...] = ()  # variables recorded by name only (token-shaped values)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -33,6 +36,7 @@ class SpaceState:
             "variables": dict(self.variables),
             "hardware": self.hardware,
             "secrets": list(self.secrets) if self.secrets is not None else None,
+            "withheld": list(self.withheld),
         }
 
     @classmethod
@@ -44,6 +48,7 @@ class SpaceState:
             tuple(sorted((str(k), str(v)) for k, v in (data.get("variables") or {}).items())),
             str(data["hardware"]) if data.get("hardware") else None,
             tuple(str(s) for s in secrets) if secrets is not None else None,
+            tuple(str(k) for k in data.get("withheld") or ()),
         )
 
 
@@ -66,13 +71,23 @@ def read_state(
     if space is None or space.sha is None:
         return SpaceState(space_id, None)
     held = variables if variables is not None else hub.variables(space_id)
+    withheld = tuple(sorted(k for k, v in held.items() if token_shaped(v)))
     return SpaceState(
         space_id,
         space.sha,
-        tuple(sorted(held.items())),
+        tuple(sorted((k, v) for k, v in held.items() if k not in withheld)),
         hardware_of(space),
         hub.secret_names(space_id),
+        withheld,
     )
+
+
+def token_shaped(value: str) -> bool:
+    """Whether ``value`` holds a token by staging's detectors (which include
+    :func:`releaselib.errors.redact`)."""
+    from releaselib.stage.secretscan import redact_secrets  # detect-secrets is slow to import
+
+    return redact_secrets(value) != value
 
 
 def differences(candidate: SpaceState, canonical: SpaceState) -> list[str]:
@@ -80,7 +95,8 @@ def differences(candidate: SpaceState, canonical: SpaceState) -> list[str]:
     value, hardware, secret names); [] when nothing the Hub shows does."""
     out = []
     ours, theirs = dict(candidate.variables), dict(canonical.variables)
-    for key in sorted(ours.keys() | theirs.keys()):
+    withheld = {*candidate.withheld, *canonical.withheld}
+    for key in sorted((ours.keys() | theirs.keys()) - withheld):
         if ours.get(key) != theirs.get(key):
             out.append(
                 f"variable {key}: candidate {_shown(ours.get(key))}, "

@@ -26,7 +26,7 @@ from releaselib.config import ReleaseConfig
 from releaselib.errors import UsageError
 from releaselib.hub.client import Hub
 from releaselib.plugins import PluginRegistry
-from releaselib.publish.promote import canonical_targets
+from releaselib.publish.canonical_targets import canonical_targets
 from releaselib.records import Verdict
 from releaselib.verify.verdicts import standing_pass
 
@@ -109,6 +109,13 @@ def sync_collection(
     passing, skipped = passing_candidates(hub, verdicts, space_ids)
     title = versioned_title(config.version)
     found = hub.collection(slug) if slug else _by_title(hub, config.collection_namespace, title)
+    if slug and found is None:
+        raise UsageError(
+            f"--collection-slug {slug}: the Hub has no collection with that slug (or this "
+            "token cannot see it)",
+            remedy="copy the slug from the collection's URL, or leave --collection-slug out to "
+            "sync the release's own collection",
+        )
     items = [c for _, c in passing]
     if found is None or owned(config, found):
         if not dry_run:
@@ -198,8 +205,10 @@ def _sync(
         slug = found.slug
         present = {i.item_id for i in found.items if i.item_type == "space"}
         if resync:
-            differs = {"private": found.private != config.private,
-                       "description": found.description != text}
+            differs = {
+                "private": found.private != config.private,
+                "description": found.description != text,
+            }
             metadata = tuple(key for key, changed in differs.items() if changed)
         if metadata and not dry_run:
             hub.update_collection(slug, private=config.private, description=text)

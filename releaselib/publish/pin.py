@@ -109,13 +109,15 @@ def refuse_uncommitted(
 ) -> None:
     """A UsageError naming every file the edits would change that has changes of the user's
     git has not committed (staged or not, or untracked): ``pin --commit`` commits whole files,
-    so it would sweep them into its commit. Run before anything is written."""
+    so it would sweep them into its commit. Run before anything is written; so is
+    :func:`refuse_branchless`."""
     files = sorted({rel for edit in edits for rel in edit.changed_paths})
     if not files:
         return
     remedy = "run pin without --commit, or point --repo at a git checkout"
     args = ["status", "--porcelain", "-z", "--untracked-files=all", "--", *files]
     status = _git(runner, repo, args, remedy)
+    refuse_branchless(repo, runner=runner)
     dirty = sorted({entry[3:] for entry in status.split("\0") if entry[2:3] == " "} & set(files))
     if dirty:
         raise UsageError(
@@ -124,6 +126,38 @@ def refuse_uncommitted(
             remedy="commit or stash those changes first, or run pin without --commit and "
             "commit the pins yourself",
         )
+
+
+#: what git leaves in its directory while an operation waits for the user (a commit of some
+#: files only is refused then)
+_UNFINISHED = {
+    "MERGE_HEAD": "a merge",
+    "CHERRY_PICK_HEAD": "a cherry-pick",
+    "REVERT_HEAD": "a revert",
+    "rebase-merge": "a rebase",
+    "rebase-apply": "a rebase or am",
+}
+
+
+def refuse_branchless(repo: Path, *, runner: Runner = default_run) -> None:
+    """A UsageError when ``pin --commit`` cannot make its commit on a branch: HEAD is detached
+    (the commit would belong to no branch), or a merge, rebase, cherry-pick or revert is
+    unfinished (git refuses a commit of some files only then)."""
+    keep = "so nothing is written"
+    if not runner(["git", "symbolic-ref", "-q", "HEAD"], cwd=repo).ok:
+        raise UsageError(
+            f"pin --commit: HEAD in {repo} is detached, so its commit would be on no branch; "
+            f"{keep}",
+            remedy="check out a branch first, or run pin without --commit",
+        )
+    for name, what in _UNFINISHED.items():
+        found = _git(runner, repo, ["rev-parse", "--git-path", name], "check git works").strip()
+        if (repo / found).exists():
+            raise UsageError(
+                f"pin --commit: {repo} is in the middle of {what}, when git cannot commit "
+                f"some files only; {keep}",
+                remedy=f"finish or abort {what} first, or run pin without --commit",
+            )
 
 
 def commit_pins(

@@ -1,10 +1,9 @@
 """Promote verified candidates into their canonical Spaces.
 
-Canonical targets come from the env's plugin profile (``repl_env`` -> ``<ns>/repl``,
-``textarena_env`` -> ``<ns>/sudoku`` and ``<ns>/wordle`` with their ``TEXTARENA_ENV_ID``), else
-they are the unsuffixed Space named like the env. All are looked up in one listing of the
-namespace; a target that does not exist is created only with ``create_missing``, and a plugin's
-alias is never second-guessed from the env directory.
+Canonical targets come from :mod:`canonical_targets` (two envs whose targets meet are both
+held). All are looked up in one listing of the namespace; a target that does not exist is
+created only with ``create_missing``. A target whose card names a newer release than this one
+(its ``openenv-<V>`` tag) is held unless ``downgrade``.
 
 Only a PASS recorded for the candidate's current head counts. The candidate's files at that
 commit are downloaded, the README card is rebuilt for the target's Space id (the card this
@@ -30,10 +29,12 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
+
+from packaging.version import InvalidVersion, Version
 
 from releaselib.config import ReleaseConfig
 from releaselib.edit.readme import build_space_readme
@@ -42,11 +43,11 @@ from releaselib.errors import AuthError, PromoteError, ReleaseError
 from releaselib.hub.client import Hub, RemoteSpace
 from releaselib.hub.deploy import diff
 from releaselib.plugins import PluginRegistry
-from releaselib.publish.canonical_card import merged_card
-from releaselib.publish.canonical_state import SpaceState, read_state
+from releaselib.publish.canonical_card import held_release, merged_card
+from releaselib.publish.canonical_state import SpaceState, read_state, token_shaped
+from releaselib.publish.canonical_targets import Target, canonical_targets, shared_targets
 from releaselib.publish.pin_files import tool_written_pins
 from releaselib.records import StagedSpace, Verdict
-from releaselib.space_ids import CanonicalId
 from releaselib.stage.staged_tree import build_manifest
 from releaselib.verify.verdicts import select, standing_pass
 
@@ -54,15 +55,6 @@ Status = Literal["promoted", "current", "planned", "held", "failed"]
 #: what ``--create-missing`` makes of a missing canonical: the public face of the release, as
 #: the canonicals a namespace already has are (only candidates are private)
 CREATE = "create it as a public Docker Space"
-
-
-@dataclass(frozen=True)
-class Target:
-    """One canonical Space of an env, as the namespace's listing showed it."""
-
-    space_id: CanonicalId
-    variables: tuple[tuple[str, str], ...] = ()
-    exists: bool = True
 
 
 @dataclass(frozen=True)
@@ -85,6 +77,7 @@ class Promotion:
     delete: tuple[str, ...] = ()
     kept: tuple[str, ...] = ()  # the canonical's own files, which the release never wrote
     variables: tuple[str, ...] = ()  # keys set (or to set)
+    values: tuple[tuple[str, str], ...] = ()  # what they are set to (a plugin's, never a token)
     create: bool = False  # the target does not exist (created, or held for --create-missing)
     before: SpaceState | None = None  # the target before this write (planned, promoted, failed)
 
@@ -106,6 +99,7 @@ class Promotion:
             "delete": list(self.delete),
             "kept": list(self.kept),
             "variables": list(self.variables),
+            "variable_values": {k: v for k, v in self.values if not token_shaped(v)},
             "create": self.create,
             "before": self.before.as_json() if self.before is not None else None,
         }
@@ -131,18 +125,7 @@ class _Run:
     delete: bool
     scratch: Path
     listing: Mapping[str, RemoteSpace]
-
-
-def canonical_targets(
-    registry: PluginRegistry, env: str, namespace: str, listing: Collection[str]
-) -> tuple[Target, ...]:
-    """The env's canonical Spaces: its plugin's targets, else the Space named like the env."""
-    declared = registry.profile(env).targets
-    if declared:
-        ids = [(CanonicalId.of(namespace, t.repo), t.variables) for t in declared]
-        return tuple(Target(i, variables, i in listing) for i, variables in ids)
-    own = CanonicalId.of(namespace, env)
-    return (Target(own, (), own in listing),)
+    downgrade: bool = False
 
 
 def promote(
@@ -155,17 +138,19 @@ def promote(
     create_missing: bool = False,
     dry_run: bool = False,
     delete: bool = False,
+    downgrade: bool = False,
     before_write: Callable[[Sequence[Promotion]], None] | None = None,
 ) -> list[Promotion]:
     """Promote every selected env whose candidate PASSed at its current head; one record per
     canonical target, in env order. A failing env never stops the others. ``delete``: remove
     the release's files a canonical holds and the tree no longer has (else it is held).
+    ``downgrade``: replace a canonical whose card says it holds a newer release (else held).
     ``dry_run``: return the plan (status ``planned`` where the run would write). Otherwise
     ``before_write`` gets the planned promotions (each with its target's ``before`` state)
     before anything is written, then the plan is written."""
     listing = {s.id: s for s in hub.list_spaces(config.namespace)}
     with tempfile.TemporaryDirectory(prefix="openenv-release-promote-") as scratch:
-        run = _Run(hub, config, create_missing, delete, Path(scratch), listing)
+        run = _Run(hub, config, create_missing, delete, Path(scratch), listing, downgrade)
         plans = plan_promotions(run, registry, verdicts, envs)
         if dry_run:
             return [p.promotion for p in plans]
@@ -178,15 +163,21 @@ def plan_promotions(
     run: _Run, registry: PluginRegistry, verdicts: Mapping[str, Verdict], envs: list[str] | None
 ) -> list[_Planned]:
     """The one computation of what promote does, for a dry run and a real run alike."""
+    chosen = select(verdicts, envs)
+    shared = shared_targets(registry, dict.fromkeys([*verdicts, *chosen]), run.config.namespace)
     return [
         planned
-        for env, verdict in select(verdicts, envs).items()
-        for planned in _plan_env(run, registry, env, verdict)
+        for env, verdict in chosen.items()
+        for planned in _plan_env(run, registry, env, verdict, shared)
     ]
 
 
 def _plan_env(
-    run: _Run, registry: PluginRegistry, env: str, verdict: Verdict | None
+    run: _Run,
+    registry: PluginRegistry,
+    env: str,
+    verdict: Verdict | None,
+    shared: Mapping[str, tuple[str, ...]],
 ) -> list[_Planned]:
     candidate = verdict.space_id if verdict else run.config.space_id(env)
     targets = canonical_targets(registry, env, run.config.namespace, run.listing)
@@ -194,6 +185,14 @@ def _plan_env(
     def each(status: Status, reason: str) -> list[_Planned]:
         return [_Planned(Promotion(env, candidate, t.space_id, status, reason)) for t in targets]
 
+    clash = [(t.space_id, shared[t.space_id]) for t in targets if t.space_id in shared]
+    if clash:
+        target, owners = clash[0]
+        return each(
+            "held",
+            f"{target} is the canonical target of {' and '.join(owners)}: rename one env "
+            "folder or change its plugin's canonical targets",
+        )
     try:
         _, reason = standing_pass(run.hub, verdict)
         if reason is not None or verdict is None or verdict.commit is None:
@@ -249,9 +248,7 @@ def check_card(config: ReleaseConfig, env: str, tree: Path, candidate: str) -> N
         )
 
 
-def _plan(
-    run: _Run, env: str, candidate: str, commit: str, tree: Path, target: Target
-) -> _Planned:
+def _plan(run: _Run, env: str, candidate: str, commit: str, tree: Path, target: Target) -> _Planned:
     """What making ``target`` hold the candidate's tree (card rebuilt) and its variables
     takes: ``current`` (nothing), ``planned`` (with the target's state now), or ``held``."""
     base = Promotion(env, candidate, target.space_id, "held", commit=commit)
@@ -260,7 +257,11 @@ def _plan(
         return _Planned(replace(base, reason=reason, create=True))  # held: it is missing
     try:
         remote = run.hub.remote_files(target.space_id) if target.exists else {}
-        staged = _target_tree(run, env, tree, target.space_id, _held_card(run, target, remote))
+        card = _held_card(run, target, remote)
+        newer = _newer_release(run, card)
+        if newer:
+            return _Planned(replace(base, reason=newer))
+        staged = _target_tree(run, env, tree, target.space_id, card)
         add, change, gone = diff(staged, remote)
         owned = {path.split("/")[0] for path in staged.manifest if "/" in path}
         delete = tuple(p for p in gone if p.split("/")[0] in owned)
@@ -272,6 +273,7 @@ def _plan(
             delete=delete,
             kept=tuple(p for p in gone if p not in delete),
             variables=tuple(wanted),
+            values=tuple(wanted.items()),
             create=not target.exists,
         )
         if not (plan.upload or plan.delete or plan.variables or plan.create):
@@ -325,6 +327,24 @@ def _write(run: _Run, planned: _Planned) -> Promotion:
     return replace(plan, status="promoted", pushed=pushed, reason=made)
 
 
+def _newer_release(run: _Run, card: str | None) -> str:
+    """Why a canonical whose card names a newer release than this one is held ("" when it
+    names none, or ``downgrade`` allows it)."""
+    held = held_release(card)
+    if held is None or run.downgrade:
+        return ""
+    try:
+        ours = Version(run.config.version)
+    except InvalidVersion:
+        return ""  # the release tuple refuses such a version before promote
+    if held <= ours:
+        return ""
+    return (
+        f"holds release {held}, newer than {run.config.version}: pass --allow-downgrade to "
+        "replace it with this older release"
+    )
+
+
 def _held_card(run: _Run, target: Target, remote: Mapping[str, object]) -> str | None:
     """The target's README as it is now (None when it has none)."""
     if "README.md" not in remote:
@@ -334,9 +354,7 @@ def _held_card(run: _Run, target: Target, remote: Mapping[str, object]) -> str |
     return (dest / "README.md").read_bytes().decode("utf-8", "replace")
 
 
-def _target_tree(
-    run: _Run, env: str, tree: Path, space_id: str, held: str | None
-) -> StagedSpace:
+def _target_tree(run: _Run, env: str, tree: Path, space_id: str, held: str | None) -> StagedSpace:
     """A copy of the candidate's tree with the card rebuilt for ``space_id`` and merged into
     the target's own card ``held``, and its manifest."""
     dest = run.scratch / env / space_id.replace("/", "__")

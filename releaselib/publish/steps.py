@@ -25,7 +25,7 @@ from releaselib.publish.collection import CollectionSync, sync_collection
 from releaselib.publish.pin import commit_pins
 from releaselib.publish.pin_step import PinDecision, pin_envs
 from releaselib.publish.promote import Promotion, promote
-from releaselib.publish.rollback import Restore, rollback
+from releaselib.publish.rollback import Restore, Written, rollback
 from releaselib.verify.candidates import Update
 from releaselib.verify.verdicts import from_ledger
 
@@ -40,10 +40,11 @@ def promote_step(
     create_missing: bool = False,
     dry_run: bool = False,
     delete: bool = False,
+    downgrade: bool = False,
 ) -> list[Promotion]:
     """Promote the PASSed candidates of ``envs`` (default: every env with a verdict); each
-    canonical's state is recorded (``baseline``) before it is written. ``delete``: see
-    :func:`~releaselib.publish.promote.promote`."""
+    canonical's state is recorded (``baseline``) before it is written. ``delete`` and
+    ``downgrade``: see :func:`~releaselib.publish.promote.promote`."""
     verdicts = from_ledger(ledger)
     decisions = promote(
         hub,
@@ -54,6 +55,7 @@ def promote_step(
         create_missing=create_missing,
         dry_run=dry_run,
         delete=delete,
+        downgrade=downgrade,
         before_write=lambda planned: step_records.record_baselines(ledger, planned),
     )
     if not dry_run:
@@ -81,7 +83,11 @@ def canonical_step(
         for env in dict.fromkeys(p.env for p in todo)
         for target, state in step_records.baselines(ledger, env).items()
     }
-    checks = check_canonicals(hub, config, registry, todo, recorded, options, on_update)
+    envs_done = dict.fromkeys(p.env for p in todo)
+    written = {t: w for env in envs_done for t, w in written_by_promotion(ledger, env).items()}
+    checks = check_canonicals(
+        hub, config, registry, todo, recorded, options, on_update, written=written
+    )
     step_records.record_canonical_checks(ledger, checks)
     return checks
 
@@ -111,10 +117,12 @@ def rollback_step(
     *,
     envs: Sequence[str] | None = None,
     apply: bool = False,
+    force: bool = False,
 ) -> list[Restore]:
-    """Restore the canonicals of ``envs`` (default: every env with one recorded) to the state
-    promote recorded before this release wrote them; a plan unless ``apply``. What it restored
-    is recorded."""
+    """Restore what this release's promotion wrote into the canonicals of ``envs`` (default:
+    every env with one recorded) to the state promote recorded before; a plan unless ``apply``.
+    ``force``: also a canonical changed since the promotion (see
+    :func:`~releaselib.publish.rollback.restore`). What it restored is recorded."""
     recorded = {
         env: {t: SpaceState.from_json(s) for t, s in step_records.baselines(ledger, env).items()}
         for env in envs or ledger.envs()
@@ -126,12 +134,37 @@ def rollback_step(
             "from promote for it, so there is nothing to restore",
             remedy="name an env this release promoted (see `status`)",
         )
+    written = {t: w for env in recorded for t, w in written_by_promotion(ledger, env).items()}
     restores = rollback(
-        hub, {e: t for e, t in recorded.items() if t}, version=config.version, apply=apply
+        hub,
+        {e: t for e, t in recorded.items() if t},
+        written,
+        version=config.version,
+        apply=apply,
+        force=force,
     )
     if apply:
         step_records.record_rollback(ledger, [r for r in restores if r.status != "current"])
     return restores
+
+
+def written_by_promotion(ledger: Ledger, env: str) -> dict[str, Written]:
+    """What this release's promote records say it wrote into each of ``env``'s canonicals
+    (target -> :class:`~releaselib.publish.rollback.Written`): the last commit it made, every
+    file it uploaded or deleted, the last value of each variable it set."""
+    made: dict[str, tuple[str | None, set[str], dict[str, str]]] = {}
+    for record in ledger.history(env, "promote"):
+        for p in record.data.get("promotions") or ():
+            if p.get("status") not in ("promoted", "failed"):
+                continue
+            head, paths, values = made.setdefault(str(p["target"]), (None, set(), {}))
+            paths.update(map(str, [*p.get("upload", ()), *p.get("delete", ())]))
+            values.update({str(k): str(v) for k, v in (p.get("variable_values") or {}).items()})
+            made[str(p["target"])] = (p.get("pushed") or head, paths, values)
+    return {
+        target: Written(head, frozenset(paths), tuple(sorted(values.items())))
+        for target, (head, paths, values) in made.items()
+    }
 
 
 def collection_step(
