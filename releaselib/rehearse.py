@@ -35,7 +35,7 @@ from releaselib.localhub import LocalHub, Scenario
 from releaselib.localhub.seed import named_targets, seed_canonicals
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.private_copy import commit_all, private_copy
+from releaselib.private_copy import commit_all, pin_reason, private_copy
 from releaselib.records import AllowedSecret
 from releaselib.release import Event, Release, ReleaseOptions, release_key
 from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT
@@ -182,6 +182,8 @@ def rehearse(
             ),
             rehearsal=True,
         )
+        if repo is not None:  # the copy's HEAD is the checkout's, or what is on top of it
+            resolution = replace(resolution, reason=pin_reason(repo, checkout))
         hub = Hub.connect(local.endpoint, token=local.token)
         registry = PluginRegistry(get_plugin_manager())
         canonicals = PROMOTED if repo is None else [s.name for s in specs]
