@@ -51,15 +51,20 @@ def data(entry: EnvEntry, step: str) -> Mapping[str, Any]:
     return record.data if record is not None else {}
 
 
+#: the outcome of an env with no verdict: never deployed, or deployed and never verified
+NOT_DEPLOYED, NOT_VERIFIED = "not deployed", "not verified"
+
+
 def outcome(entry: EnvEntry) -> str:
-    """PASS, FAIL or INCONCLUSIVE; an env that never got verified is INCONCLUSIVE."""
+    """PASS, FAIL or INCONCLUSIVE as verify recorded it (FAIL: stage or deploy failed); an env
+    without a verdict is :data:`NOT_DEPLOYED` or :data:`NOT_VERIFIED`, never INCONCLUSIVE."""
     verify = entry.get("verify")
     if verify is not None and verify.data.get("outcome") in {"PASS", "FAIL", "INCONCLUSIVE"}:
         return str(verify.data["outcome"])
     stage, deploy = entry.get("stage"), entry.get("deploy")
     if (stage and stage.status == "failed") or (deploy and deploy.status == "failed"):
         return "FAIL"
-    return "INCONCLUSIVE"
+    return NOT_VERIFIED if deploy is not None else NOT_DEPLOYED
 
 
 def standing_pin(pins: Sequence[StepRecord]) -> StepRecord | None:
@@ -114,7 +119,7 @@ def decision_reason(entry: EnvEntry, verdict: str, decided: str, pin: StepRecord
         if record is not None and record.status == "failed":
             return f"{step} failed: {record.data.get('error') or 'no error recorded'}"
     if entry.get("verify") is None:
-        return "not verified yet"
+        return verdict if entry.get("deploy") is None else "not verified yet"
     if verdict != "PASS":
         return why
     return str(promote.get("reason") or "promote has not run on this PASS")
