@@ -120,6 +120,7 @@ def release(
     from dataclasses import replace
 
     from releaselib.hub.client import Hub
+    from releaselib.ledger.env_state import heads_of
     from releaselib.ledger.ledger import Ledger
     from releaselib.ledger.paths import ledger_path as ledger_file
     from releaselib.ledger.status import board, runtimes_of
@@ -181,10 +182,9 @@ def release(
         if json:
             print(jsonlib.dumps(run.report, indent=2))
         else:
-            out.print_board(
-                console,
-                board(release_ledger, runtimes_of(hub.list_spaces(config.namespace)), config),
-            )
+            spaces = hub.list_spaces(config.namespace)
+            rows = board(release_ledger, runtimes_of(spaces), config, heads=heads_of(spaces))
+            out.print_board(console, rows)
         code, why = exit_status(outcomes(run.report))
         if why:
             console.print(f"[yellow]{why}[/]", soft_wrap=True)
@@ -207,6 +207,7 @@ def status(
 ) -> None:
     """The board: env x step from the ledger and one Hub listing, with each env's next action."""
     from releaselib.hub.client import Hub
+    from releaselib.ledger.env_state import heads_of
     from releaselib.ledger.report import NO_TOKEN_NOTE
     from releaselib.ledger.status import board, runtimes_of
 
@@ -223,8 +224,11 @@ def status(
             hub_endpoint=hub_endpoint,
         )
         hub = Hub.connect(config.hub_endpoint)
-        listing = runtimes_of(hub.list_spaces(config.namespace))
-        rows = board(release_ledger, listing, config, anonymous=not hub.has_token)
+        spaces = hub.list_spaces(config.namespace)
+        anonymous = not hub.has_token
+        rows = board(
+            release_ledger, runtimes_of(spaces), config, anonymous=anonymous, heads=heads_of(spaces)
+        )
         if not hub.has_token:
             consoles(True).print(NO_TOKEN_NOTE, markup=False, soft_wrap=True)
         if json:

@@ -272,6 +272,8 @@ def print_board(console: Console, rows: Sequence[Row]) -> None:
         Cell.PENDING: "yellow",
         Cell.SKIPPED: "dim",
         Cell.ARCHIVED: "blue",
+        Cell.ROLLED_BACK: "magenta",
+        Cell.SUPERSEDED: "cyan",
     }
     table = Table(title="status", box=box.SIMPLE_HEAD, pad_edge=False, padding=0)
     table.add_column("env", no_wrap=True)

@@ -6,12 +6,22 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from releaselib.config import ReleaseConfig
+from releaselib.config import NO_CHECKOUT, ReleaseConfig
 from releaselib.ledger.commands import Commands
+from releaselib.ledger.env_state import (
+    current_promote,
+    data,
+    outcome,
+    pin_stands,
+    rolled_back,
+    superseded,
+    undone_reason,
+)
 from releaselib.ledger.ledger import EnvEntry, Ledger
-from releaselib.ledger.report import NO_TOKEN, current_promote, data, outcome
+from releaselib.ledger.report import NO_TOKEN
 
 COLUMNS = (
     "staged", "locked", "deployed", "built", "reset", "step", "promoted", "collected", "pinned"
@@ -30,9 +40,14 @@ class Cell(enum.Enum):
     PENDING = "·"
     SKIPPED = "-"
     ARCHIVED = "~"
+    ROLLED_BACK = "↺"  # promoted, then a rollback restored the canonical
+    SUPERSEDED = "»"  # a later release's promotion (or pin step) replaced what this one did
 
 
-LEGEND = "✓ done  ✗ failed  · pending  - does not apply  ~ archived"
+LEGEND = (
+    "✓ done  ✗ failed  · pending  - does not apply  ~ archived  ↺ rolled back  "
+    "» superseded by a later release"
+)
 
 
 @dataclass(frozen=True)
@@ -136,15 +151,42 @@ def decided_cell(entry: EnvEntry, step: str, done: bool, applies: bool | None) -
     return Cell.DONE if done else Cell.PENDING
 
 
-def rolled_back(entry: EnvEntry) -> list[str]:
-    """The canonicals rolled back after the env's standing promotion FAILed there."""
-    promote, checked = entry.get("promote"), entry.get("canonical")
-    if promote is None or checked is None or checked.data.get("promoted_at") != promote.at:
-        return []
-    return [str(t) for t in checked.data.get("rolled_back", [])]
+def promoted_cell(
+    entry: EnvEntry, passed: bool | None, heads: Mapping[str, str | None] | None
+) -> Cell:
+    """✗ rolled back by ``release`` (its canonical FAILed after promotion), ↺ rolled back by the
+    ``rollback`` task, » a canonical holds a later release's commit; else as decided."""
+    rolled = rolled_back(entry)
+    if rolled:
+        automatic = any(by == "release" for by, _ in rolled.values())
+        return Cell.FAILED if automatic else Cell.ROLLED_BACK
+    if superseded(entry, heads):
+        return Cell.SUPERSEDED
+    promoted = current_promote(entry).get("decision") == "promoted"
+    return decided_cell(entry, "promote", promoted, passed)
 
 
-def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) -> str:
+def pinned_cell(entry: EnvEntry, failed: bool | None, config: ReleaseConfig) -> Cell:
+    """As decided; » when the checkout (if known) no longer holds what this release's pin
+    wrote (a later release lifted or replaced it)."""
+    pin = entry.get("pin")
+    pinned = pin is not None and pin.data.get("decision") == "pinned"
+    if pinned and pin.data.get("changed") and not pin_stands(checkout_of(config), pin):
+        return Cell.SUPERSEDED
+    return decided_cell(entry, "pin", pinned, failed)
+
+
+def checkout_of(config: ReleaseConfig) -> Path | None:
+    """The OpenEnv checkout the release reads, or None when only its ledger is known."""
+    return None if config.repo == NO_CHECKOUT else Path(config.repo)
+
+
+def next_action(
+    entry: EnvEntry,
+    cells: Mapping[str, Cell],
+    commands: Commands,
+    heads: Mapping[str, str | None] | None = None,
+) -> str:
     env = entry.name
     rerun = commands.action("release", envs=[env])
     verify = data(entry, "verify")
@@ -156,6 +198,8 @@ def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) 
     if verdict is None:
         return rerun
     if verdict == "FAIL":
+        if cells["pinned"] is Cell.SUPERSEDED:
+            return "none: a later release lifted or replaced this release's pin in the checkout"
         if cells["pinned"] is Cell.DONE:
             return f"fix the env, then {rerun}"
         return commands.action("pin", envs=[env])
@@ -168,9 +212,15 @@ def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) 
         return f"{rerun}, with a longer --timeout or --wait ({why})"
     promote = data(entry, "promote")
     rolled = rolled_back(entry)
-    if rolled:
+    if rolled and any(by == "release" for by, _ in rolled.values()):  # FAILed after promotion
         fix = f"give {', '.join(rolled)} what the candidate has (the briefing says what differs)"
-        return f"{fix}, then {commands.line('promote', '--verify', envs=[env])}"
+        undone = undone_reason(entry, None)
+        return f"{undone}: {fix}, then {commands.line('promote', '--verify', envs=[env])}"
+    if rolled:  # the rollback task's: promoting again is the way on
+        again = commands.action("promote", envs=[env])
+        return f"{undone_reason(entry, None)}; to promote it again, {again}"
+    if cells["promoted"] is Cell.SUPERSEDED:
+        return f"none: {undone_reason(entry, heads)}"
     if cells["promoted"] in (Cell.PENDING, Cell.FAILED):
         extra = ("--create-missing",) if promote.get("missing") else ()
         if entry.get("promote") is None or data(entry, "pin").get("changed"):
@@ -190,10 +240,13 @@ def board(
     config: ReleaseConfig,
     *,
     anonymous: bool = False,
+    heads: Mapping[str, str | None] | None = None,
 ) -> list[Row]:
     """One row per env in the ledger; ``runtimes`` maps Space id -> runtime stage, from a
     listing read without a token when ``anonymous`` (a private candidate it lacks is shown
-    as unknown, never as gone; its cells rest on what verify saw)."""
+    as unknown, never as gone; its cells rest on what verify saw). ``heads`` (Space id ->
+    head commit, from the same listing) shows a canonical that holds another release's commit
+    as superseded; the checkout, when known, does so for a pin a later release lifted."""
     commands = Commands(config, ledger)
     rows = []
     for name in ledger.envs():
@@ -201,7 +254,6 @@ def board(
         space_id = data(entry, "deploy").get("space_id") or data(entry, "stage").get("space_id")
         listed = runtimes.get(space_id) if space_id else None
         runtime = listed or data(entry, "verify").get("stage")
-        promote, pin = current_promote(entry), data(entry, "pin")
         verdict = data(entry, "verify").get("outcome") if entry.get("verify") else None
         # no verdict yet: pending, unless staging or deploying failed (nothing follows)
         stuck = verdict is None and outcome(entry) == "FAIL"
@@ -215,17 +267,16 @@ def board(
             "built": built_cell(entry, runtime),
             "reset": reset,
             "step": step,
-            "promoted": Cell.FAILED
-            if rolled_back(entry)
-            else decided_cell(entry, "promote", promote.get("decision") == "promoted", passed),
+            "promoted": promoted_cell(entry, passed, heads),
             "collected": decided_cell(
                 entry, "collection", step_cell(entry, "collection") is Cell.DONE, passed
             ),
-            "pinned": decided_cell(entry, "pin", pin.get("decision") == "pinned", failed),
+            "pinned": pinned_cell(entry, failed, config),
         }
         shown = NO_TOKEN if anonymous and space_id and space_id not in runtimes else runtime
         unlocked = (data(entry, "stage").get("lock") or {}).get("unlocked")
-        rows.append(Row(name, cells, shown, next_action(entry, cells, commands), unlocked))
+        action = next_action(entry, cells, commands, heads)
+        rows.append(Row(name, cells, shown, action, unlocked))
     return rows
 
 
