@@ -255,6 +255,8 @@ def print_deployed(console: Console, results: Sequence[Deployed], *, dry_run: bo
             )
     console.print(table)
     for d in results:
+        if d.staged.worktree:  # what it uploads beyond the commit, as stage and release say
+            console.print(escape(d.staged.worktree), soft_wrap=True)
         if d.error:
             console.print(f"[red]error:[/] {escape(d.error)}", soft_wrap=True)
         elif note := d.note or (d.plan.note if d.plan else None):
