@@ -209,7 +209,7 @@ def status(
     from releaselib.hub.client import Hub
     from releaselib.ledger.env_state import heads_of
     from releaselib.ledger.report import NO_TOKEN_NOTE
-    from releaselib.ledger.status import board, runtimes_of
+    from releaselib.ledger.status import board, canonicals_of, runtimes_of
 
     with reported():
         config, _, release_ledger = ledger_setup(
@@ -226,8 +226,14 @@ def status(
         hub = Hub.connect(config.hub_endpoint)
         spaces = hub.list_spaces(config.namespace)
         anonymous = not hub.has_token
+        canonicals = canonicals_of(plugin_registry(), config.namespace, release_ledger.envs())
         rows = board(
-            release_ledger, runtimes_of(spaces), config, anonymous=anonymous, heads=heads_of(spaces)
+            release_ledger,
+            runtimes_of(spaces),
+            config,
+            anonymous=anonymous,
+            heads=heads_of(spaces),
+            canonicals=canonicals,
         )
         if not hub.has_token:
             consoles(True).print(NO_TOKEN_NOTE, markup=False, soft_wrap=True)

@@ -107,3 +107,11 @@ def test_a_pin_a_later_release_lifted_is_superseded_where_the_checkout_is_known(
     assert row["pinned"] == "superseded" and row["next"].startswith("none: a later release lifted")
     ledger_only = ("--ledger", common[3])  # no checkout: nothing to check the pin against
     assert board(capsys, ledger_only)["broken_env"]["pinned"] == "done"
+
+
+def test_before_promote_a_canonical_the_listing_lacks_puts_create_missing_in_the_next_action(localhub, tmp_path: Path, monkeypatch, capsys) -> None:
+    release, common = world(localhub, tmp_path, monkeypatch)
+    assert "--create-missing" not in board(capsys, common)["echo_env"]["next"]  # it exists
+    release.api.delete_repo("openenv/echo_env", repo_type="space")
+    command = shlex.split(board(capsys, common)["echo_env"]["next"].removeprefix(f"{FROM_CHECKOUT}, "))
+    assert command[:2] == ["openenv-release", "release"] and "--create-missing" in command

@@ -186,7 +186,10 @@ def next_action(
     cells: Mapping[str, Cell],
     commands: Commands,
     heads: Mapping[str, str | None] | None = None,
+    missing: bool = False,
 ) -> str:
+    """What to run next for ``entry`` (``missing``: the Hub listing lacks one of its canonical
+    Spaces, so the promote it leads to needs ``--create-missing``)."""
     env = entry.name
     rerun = commands.action("release", envs=[env])
     verify = data(entry, "verify")
@@ -222,7 +225,8 @@ def next_action(
     if cells["promoted"] is Cell.SUPERSEDED:
         return f"none: {undone_reason(entry, heads)}"
     if cells["promoted"] in (Cell.PENDING, Cell.FAILED):
-        extra = ("--create-missing",) if promote.get("missing") else ()
+        unlisted = entry.get("promote") is None and missing
+        extra = ("--create-missing",) if promote.get("missing") or unlisted else ()
         if entry.get("promote") is None or data(entry, "pin").get("changed"):
             # the pin step changed the checkout after this verdict: redeploy, verify, promote
             return commands.action("release", *extra, envs=[env])
@@ -241,12 +245,16 @@ def board(
     *,
     anonymous: bool = False,
     heads: Mapping[str, str | None] | None = None,
+    canonicals: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Row]:
     """One row per env in the ledger; ``runtimes`` maps Space id -> runtime stage, from a
     listing read without a token when ``anonymous`` (a private candidate it lacks is shown
     as unknown, never as gone; its cells rest on what verify saw). ``heads`` (Space id ->
     head commit, from the same listing) shows a canonical that holds another release's commit
-    as superseded; the checkout, when known, does so for a pin a later release lifted."""
+    as superseded; the checkout, when known, does so for a pin a later release lifted.
+    ``canonicals`` (env -> its canonical Space ids) makes the next promote of an env whose
+    canonical the listing lacks carry ``--create-missing``."""
+    on_hub = {space_id.lower() for space_id in runtimes}
     commands = Commands(config, ledger)
     rows = []
     for name in ledger.envs():
@@ -275,7 +283,8 @@ def board(
         }
         shown = NO_TOKEN if anonymous and space_id and space_id not in runtimes else runtime
         unlocked = (data(entry, "stage").get("lock") or {}).get("unlocked")
-        action = next_action(entry, cells, commands, heads)
+        lacking = any(t.lower() not in on_hub for t in (canonicals or {}).get(name, ()))
+        action = next_action(entry, cells, commands, heads, lacking and not anonymous)
         rows.append(Row(name, cells, shown, action, unlocked))
     return rows
 
@@ -283,3 +292,13 @@ def board(
 def runtimes_of(spaces: Sequence[Any]) -> dict[str, str | None]:
     """Space id -> stage, from ``Hub.list_spaces`` results."""
     return {s.id: s.stage for s in spaces}
+
+
+def canonicals_of(registry: Any, namespace: str, envs: Sequence[str]) -> dict[str, list[str]]:
+    """Env -> its canonical Space ids (its plugin's, else ``<namespace>/<env>``)."""
+    from releaselib.publish.promote import canonical_targets
+
+    return {
+        env: [str(t.space_id) for t in canonical_targets(registry, env, namespace, ())]
+        for env in envs
+    }
