@@ -170,10 +170,11 @@ def pinned_cell(entry: EnvEntry, failed: bool | None, config: ReleaseConfig) -> 
     """As decided; » when the checkout (if known) no longer holds what this release's pin
     wrote (a later release lifted or replaced it)."""
     pin = entry.get("pin")
-    pinned = pin is not None and pin.data.get("decision") == "pinned"
-    if pinned and pin.data.get("changed") and not pin_stands(checkout_of(config), pin):
+    if pin is None or pin.data.get("decision") != "pinned":
+        return decided_cell(entry, "pin", False, failed)
+    if pin.data.get("changed") and not pin_stands(checkout_of(config), pin):
         return Cell.SUPERSEDED
-    return decided_cell(entry, "pin", pinned, failed)
+    return decided_cell(entry, "pin", True, failed)
 
 
 def checkout_of(config: ReleaseConfig) -> Path | None:
