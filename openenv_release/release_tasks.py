@@ -120,10 +120,9 @@ def release(
     from dataclasses import replace
 
     from releaselib.hub.client import Hub
-    from releaselib.ledger.env_state import heads_of
     from releaselib.ledger.ledger import Ledger
     from releaselib.ledger.paths import ledger_path as ledger_file
-    from releaselib.ledger.status import board, runtimes_of
+    from releaselib.ledger.status import listed_board
     from releaselib.locks import run_locks
     from releaselib.release import Release, ReleaseOptions, nothing_to_redo, release_key
     from releaselib.stage.secret_gate import allow_flags
@@ -183,8 +182,7 @@ def release(
             print(jsonlib.dumps(run.report, indent=2))
         else:
             spaces = hub.list_spaces(config.namespace)
-            rows = board(release_ledger, runtimes_of(spaces), config, heads=heads_of(spaces))
-            out.print_board(console, rows)
+            out.print_board(console, listed_board(release_ledger, spaces, config))
         code, why = exit_status(outcomes(run.report))
         if why:
             console.print(f"[yellow]{why}[/]", soft_wrap=True)
@@ -207,9 +205,8 @@ def status(
 ) -> None:
     """The board: env x step from the ledger and one Hub listing, with each env's next action."""
     from releaselib.hub.client import Hub
-    from releaselib.ledger.env_state import heads_of
     from releaselib.ledger.report import NO_TOKEN_NOTE
-    from releaselib.ledger.status import board, canonicals_of, runtimes_of
+    from releaselib.ledger.status import listed_board
 
     with reported():
         config, _, release_ledger = ledger_setup(
@@ -224,17 +221,9 @@ def status(
             hub_endpoint=hub_endpoint,
         )
         hub = Hub.connect(config.hub_endpoint)
-        spaces = hub.list_spaces(config.namespace)
-        anonymous = not hub.has_token
-        canonicals = canonicals_of(plugin_registry(), config.namespace, release_ledger.envs())
-        rows = board(
-            release_ledger,
-            runtimes_of(spaces),
-            config,
-            anonymous=anonymous,
-            heads=heads_of(spaces),
-            canonicals=canonicals,
-        )
+        spaces, anonymous = hub.list_spaces(config.namespace), not hub.has_token
+        registry = plugin_registry()
+        rows = listed_board(release_ledger, spaces, config, anonymous=anonymous, registry=registry)
         if not hub.has_token:
             consoles(True).print(NO_TOKEN_NOTE, markup=False, soft_wrap=True)
         if json:

@@ -27,11 +27,10 @@ from releaselib.errors import ReleaseError, UsageError
 from releaselib.files import write_atomic
 from releaselib.hub.client import Hub
 from releaselib.hub.deploy import Progress
-from releaselib.ledger.env_state import heads_of
 from releaselib.ledger.ledger import Ledger
 from releaselib.ledger.paths import default_path
 from releaselib.ledger.report import write_briefing
-from releaselib.ledger.status import Row, board, runtimes_of
+from releaselib.ledger.status import Row, listed_board
 from releaselib.localhub import LocalHub, Scenario
 from releaselib.localhub.seed import named_targets, seed_canonicals
 from releaselib.options import Options, build_config
@@ -211,7 +210,7 @@ def rehearse(
             config, resolution, hub, registry, ledger, options, events, on_progress
         ).run(specs)
         spaces = hub.list_spaces(NAMESPACE)
-        rows = board(ledger, runtimes_of(spaces), config, heads=heads_of(spaces))
+        rows = listed_board(ledger, spaces, config)
         commits = {s.id: hub.commit_count(s.id) for s in spaces}
         statuses = dict(local.counters().by_status)
     source = "examples/" if repo is None else str(repo.resolve())

@@ -66,8 +66,9 @@ def rolled_back(entry: EnvEntry) -> dict[str, tuple[str, str | None]]:
 
 
 def heads_of(spaces: Iterable[Any]) -> dict[str, str | None]:
-    """Space id -> the commit at its head, from ``Hub.list_spaces`` results."""
-    return {s.id: s.sha or s.runtime.get("sha") or None for s in spaces}
+    """Space id -> the commit at its head (its repository's, not the one its runtime still
+    runs while a new commit builds), from ``Hub.list_spaces`` results."""
+    return {s.id: s.sha or None for s in spaces}
 
 
 def superseded(entry: EnvEntry, heads: Mapping[str, str | None] | None) -> dict[str, str]:

@@ -14,6 +14,7 @@ from releaselib.ledger.commands import Commands
 from releaselib.ledger.env_state import (
     current_promote,
     data,
+    heads_of,
     outcome,
     pin_stands,
     rolled_back,
@@ -303,3 +304,19 @@ def canonicals_of(registry: Any, namespace: str, envs: Sequence[str]) -> dict[st
         env: [str(t.space_id) for t in canonical_targets(registry, env, namespace, ())]
         for env in envs
     }
+
+
+def listed_board(
+    ledger: Ledger,
+    spaces: Sequence[Any],
+    config: ReleaseConfig,
+    *,
+    anonymous: bool = False,
+    registry: Any = None,
+) -> list[Row]:
+    """:func:`board` from one Hub listing (``Hub.list_spaces``): runtimes and heads; with the
+    plugin ``registry``, each env's canonical Spaces too."""
+    namespace, envs = config.namespace, ledger.envs()
+    canonicals = None if registry is None else canonicals_of(registry, namespace, envs)
+    runtimes, heads = runtimes_of(spaces), heads_of(spaces)
+    return board(ledger, runtimes, config, anonymous=anonymous, heads=heads, canonicals=canonicals)
