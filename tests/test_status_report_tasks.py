@@ -118,7 +118,7 @@ def test_status_and_report_need_only_the_ledger_and_their_next_pin_runs_as_print
     code, out, err = run_task(capsys, "report", "--ledger", str(ledger))
     assert code == 0, err
     briefing = (ledger.parent / "briefing-openenv-0.2.2.md").read_text()
-    assert f"OpenEnv ref | `main`: recorded in {ledger}" in briefing
+    assert "OpenEnv ref | `main at " in briefing and f"`: recorded in {ledger} |" in briefing  # the pin
     assert f"# {FROM_CHECKOUT} (this briefing was written from the ledger alone)" in briefing
 
     monkeypatch.chdir(release.config.repo)  # as the action says
