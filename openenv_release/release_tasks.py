@@ -122,7 +122,7 @@ def release(
     from releaselib.hub.client import Hub
     from releaselib.ledger.ledger import Ledger
     from releaselib.ledger.paths import ledger_path as ledger_file
-    from releaselib.ledger.status import board, runtimes_of
+    from releaselib.ledger.status import listed_board
     from releaselib.locks import run_locks
     from releaselib.release import Release, ReleaseOptions, nothing_to_redo, release_key
     from releaselib.stage.secret_gate import allow_flags
@@ -181,10 +181,8 @@ def release(
         if json:
             print(jsonlib.dumps(run.report, indent=2))
         else:
-            out.print_board(
-                console,
-                board(release_ledger, runtimes_of(hub.list_spaces(config.namespace)), config),
-            )
+            spaces = hub.list_spaces(config.namespace)
+            out.print_board(console, listed_board(release_ledger, spaces, config))
         code, why = exit_status(outcomes(run.report))
         if why:
             console.print(f"[yellow]{why}[/]", soft_wrap=True)
@@ -208,7 +206,7 @@ def status(
     """The board: env x step from the ledger and one Hub listing, with each env's next action."""
     from releaselib.hub.client import Hub
     from releaselib.ledger.report import NO_TOKEN_NOTE
-    from releaselib.ledger.status import board, runtimes_of
+    from releaselib.ledger.status import listed_board
 
     with reported():
         config, _, release_ledger = ledger_setup(
@@ -223,8 +221,9 @@ def status(
             hub_endpoint=hub_endpoint,
         )
         hub = Hub.connect(config.hub_endpoint)
-        listing = runtimes_of(hub.list_spaces(config.namespace))
-        rows = board(release_ledger, listing, config, anonymous=not hub.has_token)
+        spaces, anonymous = hub.list_spaces(config.namespace), not hub.has_token
+        registry = plugin_registry()
+        rows = listed_board(release_ledger, spaces, config, anonymous=anonymous, registry=registry)
         if not hub.has_token:
             consoles(True).print(NO_TOKEN_NOTE, markup=False, soft_wrap=True)
         if json:

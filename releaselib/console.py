@@ -259,6 +259,8 @@ def print_deployed(console: Console, results: Sequence[Deployed], *, dry_run: bo
             )
     console.print(table)
     for d in results:
+        if d.staged.worktree:  # what it uploads beyond the commit, as stage and release say
+            console.print(escape(d.staged.worktree), soft_wrap=True)
         if d.error:
             console.print(f"[red]error:[/] {escape(d.error)}", soft_wrap=True)
         elif note := d.note or (d.plan.note if d.plan else None):
@@ -276,6 +278,8 @@ def print_board(console: Console, rows: Sequence[Row]) -> None:
         Cell.PENDING: "yellow",
         Cell.SKIPPED: "dim",
         Cell.ARCHIVED: "blue",
+        Cell.ROLLED_BACK: "magenta",
+        Cell.SUPERSEDED: "cyan",
     }
     table = Table(title="status", box=box.SIMPLE_HEAD, pad_edge=False, padding=0)
     table.add_column("env", no_wrap=True)

@@ -1,5 +1,10 @@
 """A private copy of an OpenEnv checkout for a rehearsal: what git tracks there, committed in a
-fresh repository, so a release (and its pins) never writes to the real checkout.
+repository of its own, so a release (and its pins) never writes to the real checkout.
+
+The copy's repository borrows the checkout's objects (git's alternates, nothing copied): a
+clean checkout's copy has the checkout's own HEAD commit, so a rehearsal pins what the checkout
+holds; uncommitted changes become one commit on top of that HEAD. A checkout whose history
+lacks objects (git could not serve its HEAD) gets a copy of one fresh commit instead.
 
 Only tracked files are copied, with the work tree's content (a modified file as it is now, a
 deleted one left out); untracked files (a token may live there), submodules and ``.git`` never
@@ -44,12 +49,63 @@ def commit_all(dest: Path, message: str, *, force: bool = False) -> None:
     (``force``: also those its .gitignore names)."""
     add = ["add", "-A", *(["-f"] if force else [])]
     for args in (["init", "-q", "-b", "main"], add, ["commit", "-q", "--no-verify", "-m", message]):
-        done = run([*_GIT, *args], cwd=dest, timeout=600)
-        if not done.ok:
-            raise ReleaseError(
-                f"{dest}: git {args[0]} failed: {done.stderr.strip()[:200]}",
-                remedy="check that git works here (`git --version`), then rerun",
-            )
+        _git(dest, *args)
+
+
+def _git(dest: Path, *args: str) -> str:
+    """``git args`` in ``dest`` as the copy's git runs it; its stdout, or a ReleaseError."""
+    done = run([*_GIT, *args], cwd=dest, timeout=600)
+    if not done.ok:
+        raise ReleaseError(
+            f"{dest}: git {args[0]} failed: {done.stderr.strip()[:200]}",
+            remedy="check that git works here (`git --version`), then rerun",
+        )
+    return done.stdout.strip()
+
+
+def servable_head(source: Path) -> tuple[str, Path] | None:
+    """The checkout's HEAD commit and its object folder, when every object HEAD's history needs
+    is there (git can serve it to an installer); else None."""
+    head = run(["git", "rev-parse", "--verify", "HEAD^{commit}"], cwd=source)
+    where = ["git", "rev-parse", "--path-format=absolute", "--git-path", "objects"]
+    objects = run(where, cwd=source)
+    if not head.ok or not objects.ok:
+        return None
+    walk = run(["git", "rev-list", "--objects", "--missing=print", "HEAD"], cwd=source, timeout=600)
+    if not walk.ok or any(line.startswith("?") for line in walk.stdout.splitlines()):
+        return None
+    return head.stdout.strip(), Path(objects.stdout.strip())
+
+
+def commit_on_head(dest: Path, head: str, objects: Path, message: str) -> None:
+    """Make ``dest`` a git repository whose ``main`` is ``head`` (its objects borrowed from
+    ``objects``), plus one commit of whatever in ``dest`` differs from it."""
+    _git(dest, "init", "-q", "-b", "main")
+    (dest / ".git" / "objects" / "info" / "alternates").write_text(f"{objects}\n")
+    _git(dest, "update-ref", "refs/heads/main", head)
+    _git(dest, "read-tree", head)
+    _git(dest, "add", "-A", "-f")
+    if run([*_GIT, "diff", "--cached", "--quiet", head], cwd=dest).returncode == 1:
+        _git(dest, "commit", "-q", "--no-verify", "-m", message)
+
+
+def pin_reason(source: Path, copy: Path) -> str:
+    """Why a rehearsal of ``source`` pins its private ``copy``'s HEAD: the checkout's own HEAD,
+    or what the copy's commit holds beyond it."""
+    mine = _git(copy, "rev-parse", "HEAD")
+    theirs = run(["git", "rev-parse", "--verify", "HEAD^{commit}"], cwd=source).stdout.strip()
+    if mine == theirs:
+        return "the rehearsed checkout's HEAD"
+    parent = run([*_GIT, "rev-parse", "--verify", "HEAD~1"], cwd=copy).stdout.strip()
+    if theirs and parent == theirs:
+        return (
+            f"the private copy's commit {mine[:12]}: {source}'s HEAD {theirs[:12]} plus your "
+            "uncommitted changes"
+        )
+    return (
+        f"the private copy's commit {mine[:12]}: {source}'s work tree as one fresh commit "
+        f"(its HEAD {theirs[:12] or 'none'} lacks objects git would need to serve it)"
+    )
 
 
 def check_source(source: Path) -> None:
@@ -101,7 +157,12 @@ def private_copy(
                 ) from None
     for rel in sorted(listing.submodules):
         on_event(f"not copied: {scanner.redact(rel)[0]} (a submodule)")
-    commit_all(dest, f"rehearsal copy of {source}", force=True)
+        (dest / rel).mkdir(parents=True, exist_ok=True)  # as a clone leaves one: empty
+    head = servable_head(source)
+    if head is None:
+        commit_all(dest, f"rehearsal copy of {source}", force=True)
+    else:
+        commit_on_head(dest, *head, f"rehearsal copy of {source}: its uncommitted changes")
     for rel in links:  # after the commit: the stand-ins stay untracked
         stand_in(root, rel, dest)
     return dest

@@ -30,12 +30,12 @@ from releaselib.hub.deploy import Progress
 from releaselib.ledger.ledger import Ledger
 from releaselib.ledger.paths import default_path
 from releaselib.ledger.report import write_briefing
-from releaselib.ledger.status import Row, board, runtimes_of
+from releaselib.ledger.status import Row, listed_board
 from releaselib.localhub import LocalHub, Scenario
 from releaselib.localhub.seed import named_targets, seed_canonicals
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.private_copy import commit_all, private_copy
+from releaselib.private_copy import commit_all, pin_reason, private_copy
 from releaselib.records import AllowedSecret
 from releaselib.release import Event, Release, ReleaseOptions, release_key
 from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT
@@ -182,6 +182,8 @@ def rehearse(
             ),
             rehearsal=True,
         )
+        if repo is not None:  # the copy's HEAD is the checkout's, or what is on top of it
+            resolution = replace(resolution, reason=pin_reason(repo, checkout))
         hub = Hub.connect(local.endpoint, token=local.token)
         registry = PluginRegistry(get_plugin_manager())
         canonicals = PROMOTED if repo is None else [s.name for s in specs]
@@ -208,7 +210,7 @@ def rehearse(
             config, resolution, hub, registry, ledger, options, events, on_progress
         ).run(specs)
         spaces = hub.list_spaces(NAMESPACE)
-        rows = board(ledger, runtimes_of(spaces), config)
+        rows = listed_board(ledger, spaces, config)
         commits = {s.id: hub.commit_count(s.id) for s in spaces}
         statuses = dict(local.counters().by_status)
     source = "examples/" if repo is None else str(repo.resolve())

@@ -17,6 +17,7 @@ no second commit when restarted.
 from __future__ import annotations
 
 import ssl
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,11 +158,13 @@ class Release:
             ("collection", self.collection),
             ("pin", self.pin),
         ]
+        heard = self.event
         for step, action in steps:
             if not self.options.runs(step):
                 continue
-            self.event(step)
+            self.event = headed(step, heard)
             action(envs)
+        self.event = heard
         briefing = None
         report = current_report(
             self.hub, self.config, self.ledger, ref_reason=self.resolution.reason
@@ -356,3 +359,17 @@ def _space(entry: EnvEntry) -> str:
 def _verified_head(entry: EnvEntry) -> object:
     verify = entry.get("verify")
     return verify.data.get("commit") if verify is not None else None
+
+
+def headed(header: str, on_event: Event) -> Event:
+    """``on_event`` that prints ``header`` before the first line it hears, and never when it
+    hears none (a step with nothing to say prints no empty header)."""
+    pending, lock = [header], threading.Lock()  # steps may report from several threads
+
+    def hear(line: str) -> None:
+        with lock:
+            if pending:
+                on_event(pending.pop())
+        on_event(line)
+
+    return hear

@@ -79,6 +79,7 @@ def test_a_canonical_that_fails_after_promotion_is_rolled_back_and_not_pinned(ch
         assert files(api, CANONICAL) == before  # the recorded tree, byte for byte, in a new commit
         assert {k: v.value for k, v in api.get_space_variables(CANONICAL).items()} == {"MODE": "canonical"}
         assert any(e.startswith(f"canonical {CANONICAL}: FAIL") and f"rolled back to {previous[:12]}" in e for e in events), events
+        assert "pin" not in events and "verify" in events, events  # a header only over lines
 
         # its code passed as a candidate: no pin, and the candidate was not touched
         assert entry.get("pin") is None or entry.get("pin").data.get("decision") != "pin"  # type: ignore[union-attr]

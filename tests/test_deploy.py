@@ -223,6 +223,24 @@ def test_the_deploy_task_records_into_the_release_ledger_when_it_exists(localhub
     assert localhub.token not in default_path(config).read_text()
 
 
+def test_the_deploy_task_says_it_uploads_an_uncommitted_edit(localhub, checkout, tmp_path) -> None:
+    import os
+    import subprocess
+
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"]
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run([*git, *args], cwd=checkout, check=True, capture_output=True)
+    server = checkout / "envs" / "alpha_env" / "server" / "echo_environment.py"
+    server.write_text(server.read_text() + "\n# an edit not committed\n")
+    env = {**os.environ, **localhub.client_env(), **offline(tmp_path)}
+    args = ["deploy", "--repo", str(checkout), "--staging-dir", str(tmp_path / "staging"), "--version", "0.2.2"]
+    result = cli(*args, "--env", "alpha_env", "--env", "beta_env", env=env)
+    assert result.returncode == 0, result.stderr
+    said = " ".join(result.stdout.split())
+    assert "envs/alpha_env: 1 file modified (server/echo_environment.py) — staged with their uncommitted changes" in said
+    assert "envs/beta_env:" not in said  # clean: nothing to say
+
+
 def publish_canonical(api: HfApi, space_id: str) -> str:
     """A public canonical Space holding an older release; returns its head sha."""
     api.create_repo(space_id, repo_type="space", space_sdk="docker", private=False)

@@ -13,7 +13,7 @@ import pytest
 
 from openenv_release.cli import program
 from releaselib.errors import UsageError
-from releaselib.private_copy import private_copy
+from releaselib.private_copy import pin_reason, private_copy
 from releaselib.rehearse import BRIEFING_MARKER, examples_dir
 from releaselib.stage.discover import discover_envs
 from releaselib.stage.stage_env import stage_envs
@@ -94,8 +94,38 @@ def test_a_git_hooks_variables_never_redirect_the_copys_git_to_the_checkout(tmp_
     copy = private_copy(checkout, tmp_path / "copy")
     assert git_out(checkout, "rev-parse", "HEAD") == head and (checkout / ".git" / "index").read_bytes() == index
     assert tree_digest(checkout) == before and git_status(checkout) == status
-    assert git_out(copy, "log", "--format=%s") == f"rehearsal copy of {checkout}\n"
+    assert git_out(copy, "log", "-1", "--format=%s") == f"rehearsal copy of {checkout}: its uncommitted changes\n"
+    assert git_out(copy, "rev-parse", "HEAD~1") == head
     assert git_out(copy, "rev-parse", "--absolute-git-dir").strip() == str((copy / ".git").resolve())
+
+
+def test_a_clean_checkouts_copy_has_its_head_and_an_edited_ones_one_commit_on_top(tmp_path: Path) -> None:
+    """The rehearsal pins the copy's HEAD: the checkout's own when it is clean; else a commit
+    whose parent is the checkout's HEAD, and the pin's reason says so."""
+    checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
+    head = git_out(checkout, "rev-parse", "HEAD").strip()
+    dirty = private_copy(checkout, tmp_path / "dirty")
+    mine = git_out(dirty, "rev-parse", "HEAD").strip()
+    assert mine != head and git_out(dirty, "rev-parse", "HEAD~1").strip() == head
+    assert pin_reason(checkout, dirty) == (
+        f"the private copy's commit {mine[:12]}: {checkout}'s HEAD {head[:12]} plus your uncommitted changes"
+    )
+    assert git_out(dirty, "status", "--porcelain") == ""  # pin can commit on top
+    subprocess.run(["git", "checkout", "-q", "--", "."], cwd=checkout, check=True)  # the edit undone
+    clean = private_copy(checkout, tmp_path / "clean")
+    assert git_out(clean, "rev-parse", "HEAD").strip() == head
+    assert pin_reason(checkout, clean) == "the rehearsed checkout's HEAD"
+    assert git_out(clean, "cat-file", "-t", head).strip() == "commit"  # the copy can serve it
+
+
+def test_a_checkout_missing_objects_gets_a_fresh_commit_that_says_why(tmp_path: Path) -> None:
+    checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
+    subprocess.run(["git", "checkout", "-q", "--", "."], cwd=checkout, check=True)
+    blob = git_out(checkout, "rev-parse", "HEAD:pyproject.toml").strip()
+    (checkout / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # as a damaged mirror has it
+    copy = private_copy(checkout, tmp_path / "copy")
+    assert git_out(copy, "log", "--format=%s") == f"rehearsal copy of {checkout}\n"
+    assert "lacks objects git would need to serve it" in pin_reason(checkout, copy)
 
 
 def test_a_token_in_a_file_name_left_out_is_redacted_as_staging_redacts_it(tmp_path: Path) -> None:

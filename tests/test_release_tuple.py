@@ -178,6 +178,23 @@ def test_verify_takes_its_tuple_from_the_ledger_and_refuses_one_it_cannot_read(
     assert refused.value.message.startswith(f"--ledger {path}: ledger schema {SCHEMA + 1} is newer")
 
 
+def test_verify_with_a_version_reads_the_pin_from_the_releases_own_ledger(tmp_path: Path) -> None:
+    """``verify --version V`` (or ``--repo``, whose version it is) shows the ref and distribution
+    the release's ledger under the staging dir records, never "not resolved"."""
+    from releaselib.ledger.ledger import Ledger
+    from releaselib.verify.verify_tuple import NOT_RESOLVED, verify_config
+
+    sha = "385de5ebb8d08d51d000d7dfc19de5f3c6a9c215"
+    path = tmp_path / "ledger-ns-0.3.0.json"
+    release = {"namespace": "ns", "version": "0.3.0", "suffix": "-0.3.0", "ref": "main", "sha": sha, "dist": "openenv-core"}
+    Ledger.load(path, release)
+    config, resolution, source = verify_config(Options(staging_dir=str(tmp_path), version="0.3.0", namespace="ns"))
+    assert (config.ref, config.sha, config.dist, source) == ("main", sha, "openenv-core", path)
+    assert resolution.label == f"main at {sha[:12]}" and resolution.reason == f"recorded in {path}"
+    config, resolution, source = verify_config(Options(staging_dir=str(tmp_path), version="0.3.1", namespace="ns"))
+    assert (config.ref, resolution.reason, source) == ("-", NOT_RESOLVED, None)  # no ledger of 0.3.1
+
+
 def test_a_dist_that_cannot_be_read_at_the_pinned_commit_needs_the_dist_flag(
     checkout: Path, tmp_path: Path
 ) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,17 @@ from releaselib.files import write_atomic
 from releaselib.hub.client import Hub, RemoteSpace
 from releaselib.ledger.canonical_report import canonical_rows
 from releaselib.ledger.commands import FROM_CHECKOUT, Commands
-from releaselib.ledger.ledger import EnvEntry, Ledger, StepRecord
+from releaselib.ledger.env_state import (
+    current_promote,
+    data,
+    decision,
+    decision_reason,
+    heads_of,
+    outcome,
+    rolled_back,
+    superseded,
+)
+from releaselib.ledger.ledger import Ledger, StepRecord
 from releaselib.render import render
 
 FAIL_REMEDY = (
@@ -46,22 +56,6 @@ NEEDS_REMEDY = (
 )
 
 
-def data(entry: EnvEntry, step: str) -> Mapping[str, Any]:
-    record = entry.get(step)
-    return record.data if record is not None else {}
-
-
-def outcome(entry: EnvEntry) -> str:
-    """PASS, FAIL or INCONCLUSIVE; an env that never got verified is INCONCLUSIVE."""
-    verify = entry.get("verify")
-    if verify is not None and verify.data.get("outcome") in {"PASS", "FAIL", "INCONCLUSIVE"}:
-        return str(verify.data["outcome"])
-    stage, deploy = entry.get("stage"), entry.get("deploy")
-    if (stage and stage.status == "failed") or (deploy and deploy.status == "failed"):
-        return "FAIL"
-    return "INCONCLUSIVE"
-
-
 def standing_pin(pins: Sequence[StepRecord]) -> StepRecord | None:
     """The pin record whose edit still stands: the last one that pinned, unless a later pin
     step lifted (or found nothing to lift)."""
@@ -73,51 +67,6 @@ def standing_pin(pins: Sequence[StepRecord]) -> StepRecord | None:
         elif decision == "lifted":
             standing = None
     return standing
-
-
-#: the decision of an env that ``promote`` has not decided on its standing verdict
-NOT_PROMOTED = "not promoted yet"
-
-
-def current_promote(entry: EnvEntry) -> Mapping[str, Any]:
-    """The promote record when it acted on the verdict that stands now, else empty: before
-    ``promote`` runs, or after a later verdict made it due again, nothing it recorded is true
-    of this candidate (a record without ``verified_at`` predates the field and counts)."""
-    promote, verify = entry.get("promote"), entry.get("verify")
-    if promote is None:
-        return {}
-    acted_on = promote.data.get("verified_at", verify.at if verify is not None else None)
-    return promote.data if acted_on == (verify.at if verify is not None else None) else {}
-
-
-def decision(entry: EnvEntry, pin: StepRecord | None) -> str:
-    """promoted, pinned, held, or not promoted yet (``promote`` has not decided on the
-    standing verdict)."""
-    promote = current_promote(entry)
-    if promote.get("decision") == "promoted":
-        return "promoted"
-    if pin is not None or data(entry, "pin").get("decision") == "pinned":
-        return "pinned"
-    return "held" if promote else NOT_PROMOTED
-
-
-def decision_reason(entry: EnvEntry, verdict: str, decided: str, pin: StepRecord | None) -> str:
-    """Why the env ended as ``decided``: what the next step needs, in words."""
-    promote, verify = current_promote(entry), data(entry, "verify")
-    if decided == "promoted":
-        return f"into {', '.join(promote.get('targets', [])) or 'its canonical Spaces'}"
-    why = f"{verdict}: {verify.get('reason') or 'no reason recorded'}"
-    if decided == "pinned":
-        return why if verdict == "FAIL" or pin is None else f"pin of run {pin.run} stands; {why}"
-    for step in ("stage", "deploy"):
-        record = entry.get(step)
-        if record is not None and record.status == "failed":
-            return f"{step} failed: {record.data.get('error') or 'no error recorded'}"
-    if entry.get("verify") is None:
-        return "not verified yet"
-    if verdict != "PASS":
-        return why
-    return str(promote.get("reason") or "promote has not run on this PASS")
 
 
 def evidence(verify: StepRecord | None) -> dict[str, Any]:
@@ -152,9 +101,12 @@ def later_attempts(
     ]
 
 
-def flip(ledger: Ledger, name: str, verifies: Sequence[StepRecord]) -> dict[str, Any] | None:
+def flip(
+    ledger: Ledger, name: str, verifies: Sequence[StepRecord], undone: Collection[str] = ()
+) -> dict[str, Any] | None:
     """The last promotion that flipped canonical Spaces, with the verdict it acted on (found in
-    the history by its time, never the latest verdict); None if none did."""
+    the history by its time, never the latest verdict); None if none did, or if each of its
+    canonicals is ``undone`` (rolled back, or holding a later release's commit)."""
     promoted = [
         r
         for r in ledger.history(name, "promote")
@@ -163,8 +115,11 @@ def flip(ledger: Ledger, name: str, verifies: Sequence[StepRecord]) -> dict[str,
     if not promoted:
         return None
     acted = promoted[-1]
+    targets = [t for t in acted.data["targets"] if t not in undone]
+    if not targets:
+        return None
     basis = next((v for v in verifies if v.at == acted.data.get("verified_at")), None)
-    return {"targets": list(acted.data["targets"]), "at": acted.at, **evidence(basis)}
+    return {"targets": targets, "at": acted.at, **evidence(basis)}
 
 
 def env_report(
@@ -182,10 +137,12 @@ def env_report(
     pin = standing_pin(pins)
     lift = pins[-1] if pins and pins[-1].data.get("decision") == "lifted" else None
     verdict = outcome(entry)
-    decided = decision(entry, pin)
+    heads = None if listed is None else heads_of(listed.values())
+    decided = decision(entry, pin, heads)
     found = evidence(entry.get("verify"))
     verifies = ledger.history(name, "verify")
-    flipped = flip(ledger, name, verifies)
+    undone = {*rolled_back(entry), *superseded(entry, heads)}  # no longer hold the candidate
+    flipped = flip(ledger, name, verifies, undone)
     space_id = deploy.get("space_id") or stage.get("space_id")
     return {
         "env": name,
@@ -200,7 +157,7 @@ def env_report(
         "our_error": bool(verify.get("our_error")),
         "needs": list(verify.get("needs") or []),
         "decision": decided,
-        "decision_reason": decision_reason(entry, verdict, decided, pin),
+        "decision_reason": decision_reason(entry, verdict, decided, pin, heads),
         "canonical_targets": list(current_promote(entry).get("targets", [])),
         "reason": verify.get("reason") or deploy.get("error") or stage.get("error") or "",
         "evidence": found,

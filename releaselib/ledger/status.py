@@ -6,12 +6,23 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from releaselib.config import ReleaseConfig
+from releaselib.config import NO_CHECKOUT, ReleaseConfig
 from releaselib.ledger.commands import Commands
+from releaselib.ledger.env_state import (
+    current_promote,
+    data,
+    heads_of,
+    outcome,
+    pin_stands,
+    rolled_back,
+    superseded,
+    undone_reason,
+)
 from releaselib.ledger.ledger import EnvEntry, Ledger
-from releaselib.ledger.report import NO_TOKEN, current_promote, data, outcome
+from releaselib.ledger.report import NO_TOKEN
 
 COLUMNS = (
     "staged", "locked", "deployed", "built", "reset", "step", "promoted", "collected", "pinned"
@@ -30,9 +41,14 @@ class Cell(enum.Enum):
     PENDING = "·"
     SKIPPED = "-"
     ARCHIVED = "~"
+    ROLLED_BACK = "↺"  # promoted, then a rollback restored the canonical
+    SUPERSEDED = "»"  # a later release's promotion (or pin step) replaced what this one did
 
 
-LEGEND = "✓ done  ✗ failed  · pending  - does not apply  ~ archived"
+LEGEND = (
+    "✓ done  ✗ failed  · pending  - does not apply  ~ archived  ↺ rolled back  "
+    "» superseded by a later release"
+)
 
 
 @dataclass(frozen=True)
@@ -136,15 +152,46 @@ def decided_cell(entry: EnvEntry, step: str, done: bool, applies: bool | None) -
     return Cell.DONE if done else Cell.PENDING
 
 
-def rolled_back(entry: EnvEntry) -> list[str]:
-    """The canonicals rolled back after the env's standing promotion FAILed there."""
-    promote, checked = entry.get("promote"), entry.get("canonical")
-    if promote is None or checked is None or checked.data.get("promoted_at") != promote.at:
-        return []
-    return [str(t) for t in checked.data.get("rolled_back", [])]
+def promoted_cell(
+    entry: EnvEntry, passed: bool | None, heads: Mapping[str, str | None] | None
+) -> Cell:
+    """✗ rolled back by ``release`` (its canonical FAILed after promotion), ↺ rolled back by the
+    ``rollback`` task, » a canonical holds a later release's commit; else as decided."""
+    rolled = rolled_back(entry)
+    if rolled:
+        automatic = any(by == "release" for by, _ in rolled.values())
+        return Cell.FAILED if automatic else Cell.ROLLED_BACK
+    if superseded(entry, heads):
+        return Cell.SUPERSEDED
+    promoted = current_promote(entry).get("decision") == "promoted"
+    return decided_cell(entry, "promote", promoted, passed)
 
 
-def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) -> str:
+def pinned_cell(entry: EnvEntry, failed: bool | None, config: ReleaseConfig) -> Cell:
+    """As decided; » when the checkout (if known) no longer holds what this release's pin
+    wrote (a later release lifted or replaced it)."""
+    pin = entry.get("pin")
+    if pin is None or pin.data.get("decision") != "pinned":
+        return decided_cell(entry, "pin", False, failed)
+    if pin.data.get("changed") and not pin_stands(checkout_of(config), pin):
+        return Cell.SUPERSEDED
+    return decided_cell(entry, "pin", True, failed)
+
+
+def checkout_of(config: ReleaseConfig) -> Path | None:
+    """The OpenEnv checkout the release reads, or None when only its ledger is known."""
+    return None if config.repo == NO_CHECKOUT else Path(config.repo)
+
+
+def next_action(
+    entry: EnvEntry,
+    cells: Mapping[str, Cell],
+    commands: Commands,
+    heads: Mapping[str, str | None] | None = None,
+    missing: bool = False,
+) -> str:
+    """What to run next for ``entry`` (``missing``: the Hub listing lacks one of its canonical
+    Spaces, so the promote it leads to needs ``--create-missing``)."""
     env = entry.name
     rerun = commands.action("release", envs=[env])
     verify = data(entry, "verify")
@@ -156,6 +203,8 @@ def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) 
     if verdict is None:
         return rerun
     if verdict == "FAIL":
+        if cells["pinned"] is Cell.SUPERSEDED:
+            return "none: a later release lifted or replaced this release's pin in the checkout"
         if cells["pinned"] is Cell.DONE:
             return f"fix the env, then {rerun}"
         return commands.action("pin", envs=[env])
@@ -168,11 +217,18 @@ def next_action(entry: EnvEntry, cells: Mapping[str, Cell], commands: Commands) 
         return f"{rerun}, with a longer --timeout or --wait ({why})"
     promote = data(entry, "promote")
     rolled = rolled_back(entry)
-    if rolled:
+    if rolled and any(by == "release" for by, _ in rolled.values()):  # FAILed after promotion
         fix = f"give {', '.join(rolled)} what the candidate has (the briefing says what differs)"
-        return f"{fix}, then {commands.line('promote', '--verify', envs=[env])}"
+        undone = undone_reason(entry, None)
+        return f"{undone}: {fix}, then {commands.line('promote', '--verify', envs=[env])}"
+    if rolled:  # the rollback task's: promoting again is the way on
+        again = commands.action("promote", envs=[env])
+        return f"{undone_reason(entry, None)}; to promote it again, {again}"
+    if cells["promoted"] is Cell.SUPERSEDED:
+        return f"none: {undone_reason(entry, heads)}"
     if cells["promoted"] in (Cell.PENDING, Cell.FAILED):
-        extra = ("--create-missing",) if promote.get("missing") else ()
+        unlisted = entry.get("promote") is None and missing
+        extra = ("--create-missing",) if promote.get("missing") or unlisted else ()
         if entry.get("promote") is None or data(entry, "pin").get("changed"):
             # the pin step changed the checkout after this verdict: redeploy, verify, promote
             return commands.action("release", *extra, envs=[env])
@@ -190,10 +246,17 @@ def board(
     config: ReleaseConfig,
     *,
     anonymous: bool = False,
+    heads: Mapping[str, str | None] | None = None,
+    canonicals: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Row]:
     """One row per env in the ledger; ``runtimes`` maps Space id -> runtime stage, from a
     listing read without a token when ``anonymous`` (a private candidate it lacks is shown
-    as unknown, never as gone; its cells rest on what verify saw)."""
+    as unknown, never as gone; its cells rest on what verify saw). ``heads`` (Space id ->
+    head commit, from the same listing) shows a canonical that holds another release's commit
+    as superseded; the checkout, when known, does so for a pin a later release lifted.
+    ``canonicals`` (env -> its canonical Space ids) makes the next promote of an env whose
+    canonical the listing lacks carry ``--create-missing``."""
+    on_hub = {space_id.lower() for space_id in runtimes}
     commands = Commands(config, ledger)
     rows = []
     for name in ledger.envs():
@@ -201,7 +264,6 @@ def board(
         space_id = data(entry, "deploy").get("space_id") or data(entry, "stage").get("space_id")
         listed = runtimes.get(space_id) if space_id else None
         runtime = listed or data(entry, "verify").get("stage")
-        promote, pin = current_promote(entry), data(entry, "pin")
         verdict = data(entry, "verify").get("outcome") if entry.get("verify") else None
         # no verdict yet: pending, unless staging or deploying failed (nothing follows)
         stuck = verdict is None and outcome(entry) == "FAIL"
@@ -215,20 +277,46 @@ def board(
             "built": built_cell(entry, runtime),
             "reset": reset,
             "step": step,
-            "promoted": Cell.FAILED
-            if rolled_back(entry)
-            else decided_cell(entry, "promote", promote.get("decision") == "promoted", passed),
+            "promoted": promoted_cell(entry, passed, heads),
             "collected": decided_cell(
                 entry, "collection", step_cell(entry, "collection") is Cell.DONE, passed
             ),
-            "pinned": decided_cell(entry, "pin", pin.get("decision") == "pinned", failed),
+            "pinned": pinned_cell(entry, failed, config),
         }
         shown = NO_TOKEN if anonymous and space_id and space_id not in runtimes else runtime
         unlocked = (data(entry, "stage").get("lock") or {}).get("unlocked")
-        rows.append(Row(name, cells, shown, next_action(entry, cells, commands), unlocked))
+        lacking = any(t.lower() not in on_hub for t in (canonicals or {}).get(name, ()))
+        action = next_action(entry, cells, commands, heads, lacking and not anonymous)
+        rows.append(Row(name, cells, shown, action, unlocked))
     return rows
 
 
 def runtimes_of(spaces: Sequence[Any]) -> dict[str, str | None]:
     """Space id -> stage, from ``Hub.list_spaces`` results."""
     return {s.id: s.stage for s in spaces}
+
+
+def canonicals_of(registry: Any, namespace: str, envs: Sequence[str]) -> dict[str, list[str]]:
+    """Env -> its canonical Space ids (its plugin's, else ``<namespace>/<env>``)."""
+    from releaselib.publish.promote import canonical_targets
+
+    return {
+        env: [str(t.space_id) for t in canonical_targets(registry, env, namespace, ())]
+        for env in envs
+    }
+
+
+def listed_board(
+    ledger: Ledger,
+    spaces: Sequence[Any],
+    config: ReleaseConfig,
+    *,
+    anonymous: bool = False,
+    registry: Any = None,
+) -> list[Row]:
+    """:func:`board` from one Hub listing (``Hub.list_spaces``): runtimes and heads; with the
+    plugin ``registry``, each env's canonical Spaces too."""
+    namespace, envs = config.namespace, ledger.envs()
+    canonicals = None if registry is None else canonicals_of(registry, namespace, envs)
+    runtimes, heads = runtimes_of(spaces), heads_of(spaces)
+    return board(ledger, runtimes, config, anonymous=anonymous, heads=heads, canonicals=canonicals)

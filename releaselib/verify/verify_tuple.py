@@ -2,8 +2,9 @@
 
 ``verify`` only needs the namespace and suffix of the candidates (and the version, to find the
 ledger). They come from the flags, else from the release's ledger: ``--ledger PATH``, or the one
-ledger under the staging dir. ``--repo`` only supplies the default version. The OpenEnv ref is
-never resolved (no ``git ls-remote``): it is taken from the ledger when there is one.
+ledger under the staging dir, or the release's own ledger there (``--repo`` or ``--version``
+given). ``--repo`` only supplies the default version. The OpenEnv ref is never resolved (no
+``git ls-remote``): it is taken from the ledger when there is one.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from releaselib import config as cfg
 from releaselib.errors import LedgerError, UsageError
 from releaselib.ledger.ledger import recorded_release as ledger_release
+from releaselib.ledger.paths import ledger_name
 from releaselib.options import Options, check_namespace, find_repo, hub_endpoint, pick
 from releaselib.records import SPACE_ID
 from releaselib.stage.discover import checkout_project
@@ -85,6 +87,11 @@ def verify_config(
         raise UsageError(
             f"--suffix {suffix!r} would make an invalid Space name", remedy="use e.g. -0.2.2"
         )
+    namespace = check_namespace("--namespace", str(namespace))
+    if source is None:  # the release's own ledger, where release and the steps keep it
+        default = staging.expanduser() / ledger_name(namespace, version, suffix)
+        if default.is_file():
+            source, recorded = default, recorded_release(default)
     ref = str(recorded.get("ref") or "-")
     reason = f"recorded in {source}" if recorded.get("ref") else NOT_RESOLVED
     release = cfg.ReleaseConfig(
@@ -95,7 +102,7 @@ def verify_config(
         dist=str(recorded.get("dist") or "-"),
         sha=str(recorded.get("sha") or ""),
         suffix=suffix,
-        namespace=check_namespace("--namespace", str(namespace)),
+        namespace=namespace,
         staging_dir=staging.expanduser().resolve(),
         hub_endpoint=hub_endpoint(pick("hub_endpoint", options.hub_endpoint, conf)),
     )
