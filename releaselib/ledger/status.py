@@ -298,7 +298,7 @@ def runtimes_of(spaces: Sequence[Any]) -> dict[str, str | None]:
 
 def canonicals_of(registry: Any, namespace: str, envs: Sequence[str]) -> dict[str, list[str]]:
     """Env -> its canonical Space ids (its plugin's, else ``<namespace>/<env>``)."""
-    from releaselib.publish.promote import canonical_targets
+    from releaselib.publish.canonical_targets import canonical_targets
 
     return {
         env: [str(t.space_id) for t in canonical_targets(registry, env, namespace, ())]
