@@ -13,6 +13,7 @@ from invoke.collection import Collection
 from invoke.context import Context
 from invoke.exceptions import Exit
 
+from openenv_release.board_tasks import report, status
 from openenv_release.common import (
     consoles,
     open_ledger,
@@ -27,7 +28,7 @@ from openenv_release.localhub_tasks import localhub
 from openenv_release.pin_tasks import cleanup, pin
 from openenv_release.plugin_tasks import plugin
 from openenv_release.promote_tasks import collection, promote, rollback
-from openenv_release.release_tasks import rehearse, release, report, status
+from openenv_release.release_tasks import rehearse, release
 from openenv_release.verify_tasks import recover, verify
 from releaselib import console as out
 from releaselib.options import find_repo, pick, repo_source
