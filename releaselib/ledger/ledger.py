@@ -16,10 +16,10 @@ first, so reports can be rebuilt from the whole release.
 Each record is persisted at once, under the ledger's lock (``releaselib.locks``): the file is
 read again and the record applied to what it holds now, so records other runs made meanwhile
 are kept; then written atomically (temp file in the same directory, fsync, ``os.replace``,
-fsync of the directory), so a crash leaves the old file or the new one,
-never half of one. A record carries the manifest hash of the content it was done for (the
-stage step's, unless given), so a resumed run skips a step done for the same content, retries
-one that failed and redoes an env whose staged content changed. Hub tokens are refused.
+fsync of the directory), so a crash leaves the old file or the new one, never half of one. A
+record carries the manifest hash of the content it was done for (the stage step's, unless
+given), so a resumed run skips a step done for the same content, retries one that failed and
+redoes an env whose staged content changed. Hub tokens are refused.
 """
 
 from __future__ import annotations
