@@ -10,8 +10,8 @@ Layout (schema 1)::
 
 ``envs`` holds each step's standing record; ``history`` every record a later one replaced or
 ``invalidate_from`` dropped, and every ``attempt`` that left the standing one in place, oldest
-first, so reports can be rebuilt from the whole release.
-``runs`` lists the ``release`` runs; records made during one carry its number.
+first, so reports can be rebuilt from the whole release. ``runs`` lists the ``release`` runs;
+records made during one carry its number.
 
 Each record is persisted at once, under the ledger's lock (``releaselib.locks``): the file is
 read again and the record applied to what it holds now, so records other runs made meanwhile
