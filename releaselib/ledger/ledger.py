@@ -390,8 +390,7 @@ def _check_release(path: Path, recorded: Mapping[str, Any], release: Mapping[str
     pinned, sha = recorded.get("sha"), release.get("sha")
     if pinned and sha and pinned != sha:
         raise LedgerError(
-            f"{path} records the OpenEnv pin {pinned}, not this run's {sha}: a release pins "
-            "one commit",
+            f"{path} records the OpenEnv pin {pinned}, not this run's {sha} (one per release)",
             remedy="rerun without --ref (the ledger's pin is used), or pass --ledger PATH for "
             "another release",
         )
