@@ -139,10 +139,10 @@ def test_a_breaking_release_after_verify_reaches_only_the_unlocked_canonical(
         specs = select_envs(discover_envs(checkout), [ENV])
         tls = ssl.create_default_context(cafile=str(local.ca_bundle))
 
-        def release(**steps: str) -> None:
+        def release(until_step: str = "report") -> None:
             options = ReleaseOptions(
                 interval=0.2, timeout=waits(10), wait=waits(120), rehearsal="venv",
-                allow_embedded_hub=True, tls=tls, lock=lock, **steps,
+                allow_embedded_hub=True, tls=tls, lock=lock, until_step=until_step,
             )  # fmt: skip
             Release(config, resolution, hub, registry, ledger, options).run(specs)
 
