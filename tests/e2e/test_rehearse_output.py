@@ -52,7 +52,9 @@ def test_without_keep_nothing_printed_points_into_the_removed_workspace(checkout
     # the pin is the served checkout's HEAD, named by its sha: no path to a stand-in remote
     assert "openenv-rehearsal-" not in text and "no-remote" not in text
     [pin] = [line for line in text.splitlines() if line.startswith("| OpenEnv ref |")]
-    assert "`HEAD at " in pin and "the rehearsed checkout's HEAD" in pin
+    head = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    assert "`HEAD at " in pin  # the checkout has an edited tracked file: the copy commits it on HEAD
+    assert f"OpenEnv's HEAD {head[:12]} plus your uncommitted changes" in pin, pin
 
 
 def test_with_keep_the_printed_restart_then_the_next_command_run_as_printed(checkout: Path) -> None:
