@@ -168,7 +168,9 @@ def test_an_env_that_steps_only_after_its_reset_passes_over_ws(hub: LocalHub) ->
     assert result.outcome is Outcome.PASS and not result.our_error, result.render()
     assert "over /ws" in result.reason and "POST /step answered 500" in result.reason
     requests = [(e.method, e.path, e.status) for e in result.transcript]
-    assert requests == [
+    hung = ("WS", "/ws", None)  # a handshake that hung under load, tried once more
+    assert requests.count(hung) <= 1
+    assert [r for r in requests if r != hung] == [
         ("GET", "/health", 200),
         ("POST", "/reset", 200),
         ("GET", "/schema", 200),
