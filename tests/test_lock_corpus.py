@@ -12,6 +12,7 @@ import pytest
 
 from releaselib.edit.dockerfile_model import Dockerfile
 from releaselib.options import Options, build_config
+from releaselib.shell import run
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.stage.lock_tree import CONSTRAINTS_FILE, LOCK_PATH
 from releaselib.stage.stage_env import StageRun, stage_envs
@@ -35,7 +36,11 @@ def test_the_corpus_is_locked_but_for_the_envs_named_with_their_reason(
     checkout = git_materialise(tmp_path_factory.mktemp("checkout"))
     staging = tmp_path_factory.mktemp("staging")
     remote = str(staging.parent / "no-remote")
-    options = Options(repo=str(checkout), version="0.2.2", staging_dir=str(staging), remote=remote)
+    head = run(["git", "-C", str(checkout), "rev-parse", "HEAD"]).stdout.strip()  # the pin: offline
+    options = Options(
+        repo=str(checkout), version="0.2.2", staging_dir=str(staging), remote=remote, ref=head,
+        dist="openenv",
+    )
     config, _ = build_config(options)
     specs = select_envs(discover_envs(checkout), [])
     results = stage_envs(config, specs, builtin_registry(), StageRun())

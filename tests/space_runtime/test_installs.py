@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from releaselib.stage import git_needs
 from tests.space_runtime.spaces import OPENENV_PIN, openenv_space
 
 PIN = f'"{OPENENV_PIN}"'
+GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
 
 
 def layout_of(tmp_path: Path, dockerfile: str, files: dict[str, str] | None = None) -> Layout:
@@ -134,14 +137,16 @@ def test_the_openenv_pin_is_served_from_the_checkout_built_once_into_a_wheel(tmp
     (checkout / "src" / "openenv_core" / "__init__.py").write_text("")
     (checkout / "pyproject.toml").write_text(
         '[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n'
-        '[project]\nname = "openenv-core"\nversion = "0.3.0"\n'
+        '[project]\nname = "openenv"\nversion = "0.3.0"\n'
     )
+    for git in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "0.3.0"], ["tag", "v0.3.0"]):
+        subprocess.run(["git", "-C", str(checkout), *git], check=True, capture_output=True, env=GIT_ENV)
     layout = layout_of(tmp_path, f'FROM python:3.11\nRUN pip install {PIN}\nCMD ["python"]\n')
     builder = VenvBuilder(tmp_path / "builder", openenv=checkout)
     for env in ("one", "two"):
         builder.build(layout, tmp_path / env, tmp_path / f"{env}.log")
     overrides = (tmp_path / "two" / "overrides.txt").read_text()
-    assert overrides.startswith("openenv-core[core] @ file://") and ".whl" in overrides
+    assert overrides.startswith("openenv[core] @ file://") and ".whl" in overrides
     assert "building OpenEnv" in (tmp_path / "one.log").read_text()
     assert "building OpenEnv" not in (tmp_path / "two.log").read_text()
     assert list((tmp_path / "two" / "lib").glob("python3*/site-packages/openenv_core"))
