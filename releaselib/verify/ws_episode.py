@@ -84,7 +84,7 @@ def ws_episode(
             target=_run, args=(socket, action, dict(reset or {}), seen, opened, said), daemon=True
         )
         worker.start()
-        handshake = opened.wait(waited) or not worker.is_alive()
+        handshake = opened.wait(waited)
         if handshake:
             worker.join(limit)
         transcript.extend(list(seen))
@@ -111,7 +111,12 @@ def _run(
     opened: threading.Event,
     said: list[str | None],
 ) -> None:
-    said.append(_episode(socket, action, reset, transcript, opened))
+    """The episode on its thread; ``opened`` is set at the handshake and again at the end, so
+    a handshake refused at once is not waited for."""
+    try:
+        said.append(_episode(socket, action, reset, transcript, opened))
+    finally:
+        opened.set()
 
 
 def _episode(
