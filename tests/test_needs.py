@@ -3,6 +3,8 @@ have them, and in a rehearsal a FAIL of an env with needs is INCONCLUSIVE naming
 
 from __future__ import annotations
 
+import dataclasses
+
 import shutil
 import ssl
 import sys
@@ -91,15 +93,20 @@ def result(outcome: Outcome, reason: str) -> VerifyResult:
     return VerifyResult("x_env", state.space_id, state, outcome, reason)
 
 
-def test_a_rehearsal_judges_only_a_fail_of_an_env_with_needs() -> None:
+def test_a_rehearsal_turns_the_fail_of_an_env_with_needs_inconclusive_and_names_them_on_its_own_time_outs() -> None:
     failed = rehearsed(result(Outcome.FAIL, "POST /reset answered 500"), ("secret E2B_API_KEY",), "venv")
     assert failed.outcome is Outcome.INCONCLUSIVE and failed.verdict.outcome == "INCONCLUSIVE"
     assert failed.reason.startswith("needs secret E2B_API_KEY, which a rehearsal (venv builder) cannot give")
     assert "verify against the real Hub" in failed.reason and failed.reason.endswith("POST /reset answered 500")
     assert failed.as_json()["needs"] == ["secret E2B_API_KEY"] and failed.ledger_status == "failed"
-    for outcome in (Outcome.PASS, Outcome.INCONCLUSIVE):
-        kept = result(outcome, "r")
-        assert rehearsed(kept, ("secret E2B_API_KEY",), "venv") is kept
+    kept = result(Outcome.PASS, "r")
+    assert rehearsed(kept, ("secret E2B_API_KEY",), "venv") is kept
+    theirs = result(Outcome.INCONCLUSIVE, "POST /reset answered 429")  # not our_error: a front door
+    assert rehearsed(theirs, ("secret E2B_API_KEY",), "venv") is theirs
+    ours = dataclasses.replace(result(Outcome.INCONCLUSIVE, "timed out at our limit"), our_error=True)
+    named = rehearsed(ours, ("hardware t4-small",), "venv")
+    assert named.outcome is Outcome.INCONCLUSIVE and named.needs == ()
+    assert named.reason == "timed out at our limit; its plugin declares needs a rehearsal cannot give (hardware t4-small)"
     plain = result(Outcome.FAIL, "r")
     assert rehearsed(plain, (), "venv") is plain
 

@@ -161,9 +161,15 @@ def plan_for(registry: PluginRegistry, env: str, timeout: float) -> ProbePlan:
 def rehearsed(result: VerifyResult, needs: Sequence[str], builder: str) -> VerifyResult:
     """``result`` as a rehearsal judges it: a FAIL of an env that ``needs`` what no rehearsal
     gives is INCONCLUSIVE naming those needs (never pinned), unless the Hub reports a
-    BUILD_ERROR, which wins over any need; anything else stands."""
-    if result.outcome is not Outcome.FAIL or not needs or result.state.stage == "BUILD_ERROR":
+    BUILD_ERROR, which wins over any need; an INCONCLUSIVE of ours (a time-out) names them as
+    a likely cause; anything else stands."""
+    if not needs or result.state.stage == "BUILD_ERROR" or result.outcome is Outcome.PASS:
         return result
+    if result.outcome is Outcome.INCONCLUSIVE:
+        if not result.our_error or result.needs:
+            return result
+        also = f"; its plugin declares needs a rehearsal cannot give ({', '.join(needs)})"
+        return dataclasses.replace(result, reason=result.reason + also)
     reason = (
         f"needs {', '.join(needs)}, which a rehearsal ({builder} builder) cannot give: verify "
         f"against the real Hub; the rehearsal saw {result.reason}"
@@ -201,8 +207,7 @@ def _not_probed(state: SpaceState, plan: ProbePlan) -> VerifyResult:
         why = (
             HOST_INSTALLS_NOTHING
             if host_made
-            else "the embedded Hub could not build the pinned OpenEnv: give localhub.serve "
-            "--openenv CHECKOUT holding that commit"
+            else "a limit of the embedded Hub's builder, not the Space's own failure"
         )
         return VerifyResult(
             plan.env,

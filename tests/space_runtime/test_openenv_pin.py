@@ -79,10 +79,15 @@ def test_no_checkout_or_commit_to_build_is_the_builders_own_error(
 
 
 def test_verify_calls_a_builder_made_build_error_inconclusive_naming_openenv() -> None:
-    error = f"--> line 3: pip install\n{BUILDER_MADE} no OpenEnv checkout to build abc from: start ..."
+    said = "no OpenEnv checkout to build abc from: start the embedded Hub with --openenv CHECKOUT"
+    error = f"--> line 3: pip install\n{BUILDER_MADE} {said}"
     state = SpaceState("openenv/echo_env-0.2.2", "BUILD_ERROR", "s", error, builder="venv")
     result = _not_probed(state, ProbePlan("echo_env", 5.0))
-    assert result.outcome is Outcome.INCONCLUSIVE and "--openenv" in result.reason
+    assert result.outcome is Outcome.INCONCLUSIVE and said in result.reason
+    assert result.reason.endswith("a limit of the embedded Hub's builder, not the Space's own failure")
+    skipped = f"{BUILDER_MADE} line 31 needs a host beyond the package registries"
+    other = SpaceState("openenv/echo_env-0.2.2", "BUILD_ERROR", "s", skipped, builder="venv")
+    assert "--openenv" not in _not_probed(other, ProbePlan("echo_env", 5.0)).reason  # its own remedy
     real = SpaceState("openenv/echo_env-0.2.2", "BUILD_ERROR", "s", error, builder=None)
     assert _not_probed(real, ProbePlan("echo_env", 5.0)).outcome is Outcome.FAIL  # a real Hub's
 
