@@ -4,11 +4,13 @@ is ``copy_examples``)."""
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +85,33 @@ def cli(
 def user_cli(*args: str, cwd: Path = PROJECT, **env: str) -> subprocess.CompletedProcess[str]:
     """The console script as a user runs it: from ``cwd``, in a bare environment plus ``env``."""
     return cli(*args, cwd=cwd, env=user_env(cwd, **env))
+
+
+def task(*args: str, cwd: Path = PROJECT, **env: str) -> subprocess.CompletedProcess[str]:
+    """The console script's program run in this process, as ``user_cli`` runs it in a
+    subprocess: from ``cwd``, in a bare environment plus ``env``, output and exit code captured.
+    Only for what the tool reads after start-up (flags, files, the Hub's answers): variables
+    read at import (``HF_HUB_OFFLINE``) and plugins on ``PYTHONPATH`` need ``user_cli``."""
+    from openenv_release.cli import program
+
+    saved, here = dict(os.environ), os.getcwd()
+    out, err, code = io.StringIO(), io.StringIO(), 0
+    try:
+        os.environ.clear()
+        os.environ.update(user_env(cwd, **env))
+        os.chdir(cwd)
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                program.run(["openenv-release", *args])
+            except SystemExit as exc:
+                if isinstance(exc.code, str):
+                    err.write(exc.code + "\n")
+                code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        os.chdir(here)
+    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
 
 
 def release_config(repo: Path, staging: Path | None = None, **changes: Any) -> ReleaseConfig:

@@ -39,6 +39,7 @@ from tests.helpers import (
     offline,
     openenv_root,
     release_config,
+    task,
     user_cli,
     write,
 )
@@ -59,13 +60,19 @@ def checkout(tmp_path: Path) -> Path:
 
 
 def run(checkout: Path, tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """The console script with ``--repo`` and ``--staging-dir`` unless given; the checkout must
-    come out byte-identical."""
+    """The console script's program, in this process (``task``), with ``--repo`` and
+    ``--staging-dir`` unless given; the checkout must come out byte-identical."""
+    return run_with(task, checkout, tmp_path, *args, **env)
+
+
+def run_with(
+    runner: Callable[..., subprocess.CompletedProcess[str]], checkout: Path, tmp_path: Path, *args: str, **env: str
+) -> subprocess.CompletedProcess[str]:
     before = tree_digest(checkout)
     defaults = [] if "--repo" in args else ["--repo", str(checkout)]
     if "--staging-dir" not in args:
         defaults += ["--staging-dir", str(tmp_path / "staging")]
-    result = user_cli(*args, *defaults, **env)
+    result = runner(*args, *defaults, **env)
     assert tree_digest(checkout) == before, "the checkout changed"
     return result
 
@@ -169,13 +176,19 @@ CLI_CASES = [
 ]
 
 
+#: cases read at start-up (a variable huggingface_hub reads at import, plugins found on
+#: PYTHONPATH), and one plain case, through the console script in a subprocess
+CONSOLE_SCRIPT = {"hf-hub-offline", "two-plugins-claim-one-env", "plugin-raises", "env-dot-dot"}
+
+
 @pytest.mark.parametrize(("setup", "args", "code", "fragments"), CLI_CASES)
 def test_bad_input_through_the_console_script(
-    checkout: Path, tmp_path: Path, setup: Setup, args: list[str], code: int, fragments: list[str]
+    checkout: Path, tmp_path: Path, request: pytest.FixtureRequest, setup: Setup, args: list[str], code: int, fragments: list[str]
 ) -> None:
     env = setup(checkout, tmp_path)
     args = [a.format(repo=checkout, tmp=tmp_path) for a in args]
-    result = run(checkout, tmp_path, *args, **(env if isinstance(env, dict) else {}))
+    runner = user_cli if request.node.callspec.id in CONSOLE_SCRIPT else task
+    result = run_with(runner, checkout, tmp_path, *args, **(env if isinstance(env, dict) else {}))
     assert_one_line(result, code, *(f.format(repo=checkout) for f in fragments))
 
 
