@@ -2,6 +2,7 @@
 tests share beyond fixtures (the wait factor, the console-script runner, the release config,
 small checkouts) is in ``tests/helpers.py``."""
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +21,23 @@ def pytest_configure(config: pytest.Config) -> None:
     ``--timeout`` is given."""
     if config.getoption("timeout", None) is None and config.getini("timeout"):
         config.option.timeout = waits(float(config.getini("timeout")))
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: two workers per core. The suite mostly waits on servers it started (a third
+    of two cores busy with one worker per core)."""
+    return 2 * (os.cpu_count() or 1)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup``, a test that uses a module- or session-scoped fixture (a Hub
+    shared by its file) runs on its file's worker; every other test goes to any worker."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        defs = info.name2fixturedefs.values() if info is not None else ()
+        if any(chain[-1].scope != "function" for chain in defs if chain):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 @pytest.fixture(autouse=True)
