@@ -38,7 +38,7 @@ def new(c: Context, env: str | None = None, repo: str | None = None, root: str =
         print(f"wrote {path}")
     print(
         f"next: add its fixes and probes to env_plugins/{env}.py (docs/adding-a-plugin.md), "
-        "then pytest tests/env_plugins"
+        f"then python -m pytest -v tests/env_plugins -k {env}"
     )
 
 

@@ -88,6 +88,7 @@ def test_the_task_writes_the_plugin_and_registers_it_in_order(
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("wrote ") and out[0].endswith("env_plugins/fancy_env.py")
     assert out[2].startswith("next: add its fixes and probes to env_plugins/fancy_env.py")
+    assert out[2].endswith("then python -m pytest -v tests/env_plugins -k fancy_env")
 
 
 def test_the_task_refuses_an_env_the_checkout_does_not_have(

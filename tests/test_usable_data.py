@@ -45,6 +45,7 @@ SPACES: dict[str, tuple[str, dict[str, str], dict[str, str]]] = {
     "reset_error_env": ("reset_error_env", {}, {}),
     "step_error_env": ("step_error_env", {}, {}),
     "step_probed_env": ("step_error_env", {}, {}),
+    "step_misprobed_env": ("step_error_env", {}, {}),
     "tools_env": ("tools_env", {}, {}),
     "tools_ws_env": ("tools_env", {}, {"WS_ONLY": "1"}),
     "secret_env": ("secret_env", {}, {}),
@@ -60,10 +61,12 @@ SPACES: dict[str, tuple[str, dict[str, str], dict[str, str]]] = {
     ),
 }
 LOOK = Probe("look", "POST", "/step", {"action": {"command": "look"}})
+DANCE = Probe("dance", "POST", "/step", {"action": {"command": "dance"}})
 
 
 def plugin() -> str:
-    """The test envs' plugin: secret_env's declared secret, step_probed_env's step."""
+    """The test envs' plugin: secret_env's declared secret, step_probed_env's step and
+    step_misprobed_env's (a command the env does not know)."""
     name = "plug_usable_envs"
     module = types.ModuleType(name)
 
@@ -72,10 +75,10 @@ def plugin() -> str:
             EnvProfile(env, secrets=("TOOLS_API_KEY",))
             for env in ("secret_env", "secret_given_env")
         )
-        return (*secret, EnvProfile("step_probed_env"))
+        return (*secret, EnvProfile("step_probed_env"), EnvProfile("step_misprobed_env"))
 
     def openenv_release_probes(env: str) -> tuple[Probe, ...]:
-        return (LOOK,) if env == "step_probed_env" else ()
+        return {"step_probed_env": (LOOK,), "step_misprobed_env": (DANCE,)}.get(env, ())
 
     module.openenv_release_envs = hookimpl(openenv_release_envs)  # type: ignore[attr-defined]
     module.openenv_release_probes = hookimpl(openenv_release_probes)  # type: ignore[attr-defined]
@@ -160,6 +163,21 @@ def test_a_step_that_answers_an_error_for_the_schemas_action_fails_and_its_probe
     ]
     step = probed.as_json()["evidence"]["step"]
     assert step["sent"] == '{"action":{"command":"look"}}' and '"said":"you look"' in step["answer"]
+
+
+def test_a_fail_on_a_schema_derived_step_says_so_and_on_a_plugins_step_does_not(
+    results: dict[str, VerifyResult],
+) -> None:
+    derived = results["step_error_env"]
+    assert derived.outcome is Outcome.FAIL
+    assert "the /step body was derived from /schema" in derived.reason
+    assert "give the env's plugin a step probe (docs/adding-a-plugin.md §4)" in derived.reason
+
+    probed = results["step_misprobed_env"]
+    assert probed.outcome is Outcome.FAIL
+    assert "POST /step answered an observation with error: unknown command 'dance'" in probed.reason
+    assert ("POST /step", '{"action":{"command":"dance"}}') in sent(probed)
+    assert "derived from /schema" not in probed.reason
 
 
 def test_a_tool_calling_env_passes_only_on_a_real_call_with_arguments(

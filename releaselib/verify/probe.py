@@ -50,6 +50,11 @@ from releaselib.verify.ws_episode import (
 
 #: The paths whose answers must be usable observations.
 EPISODE = ("/reset", "/step")
+#: What a FAIL on a ``/step`` body derived from ``/schema`` adds: the env may refuse our body.
+DERIVED_STEP = (
+    "the /step body was derived from /schema: if the env refuses it, give the env's plugin a "
+    "step probe (docs/adding-a-plugin.md §4)"
+)
 
 
 @dataclass(frozen=True)
@@ -113,11 +118,13 @@ def probe_base_url(
         verify=verify,
     ) as client:
         session = Session(client, socket)
+        episode = _Episode(session, tuple(probes), tuple(needs))
         try:
-            reason = _Episode(session, tuple(probes), tuple(needs)).run()
+            reason = episode.run()
         except Stop as stop:
             transcript = tuple(session.transcript)
-            result = ProbeResult(stop.outcome, stop.reason, transcript, stop.our_error, stop.needs)
+            said = episode.explained(stop)
+            result = ProbeResult(stop.outcome, said, transcript, stop.our_error, stop.needs)
             return result.redacted()
     return ProbeResult(Outcome.PASS, reason, tuple(session.transcript)).redacted()
 
@@ -128,6 +135,7 @@ class _Episode:
     def __init__(self, session: Session, probes: tuple[Probe, ...], needs: tuple[str, ...]):
         self.session, self.probes, self.needs = session, probes, needs
         self.step: dict[str, Any] | None = None  # the last step body sent
+        self.derived = False  # that body was derived from /schema, not a plugin's probe
         self.tool_calling = False  # the schema is CallToolAction: /ws lists, then calls
 
     def run(self) -> str:
@@ -141,13 +149,21 @@ class _Episode:
             for probe in self.probes:
                 self._send(probe)
             if "/step" not in paths:
-                self.step = self._step_body()
+                self.step, self.derived = self._step_body(), True
                 self._expect("POST /step", self.session.send("POST", "/step", self.step), self.step)
         except Stop as stop:
             if not stop.episode or self.session.socket is None:
                 raise
             return self._over_ws(self.session.socket, stop)
         return "reset and step answered usable observations"
+
+    def explained(self, stop: Stop) -> str:
+        """``stop``'s reason; for a FAIL on the answer to a ``/step`` body derived from
+        ``/schema``, with what to do when the env refuses that body (the verdict stands: the env
+        answered)."""
+        if stop.outcome is Outcome.FAIL and self.derived and stop.reason.startswith("POST /step"):
+            return f"{stop.reason}; {DERIVED_STEP}"
+        return stop.reason
 
     def _send(self, probe: Probe) -> None:
         body = dict(probe.body) if probe.body is not None else None

@@ -18,6 +18,7 @@ from env_plugins._common import (
     tarball_instead_of_clone,
 )
 from releaselib.edit.dockerfile_model import Dockerfile
+from releaselib.plugins import PluginRegistry
 from tests.helpers import builtin_registry
 
 
@@ -27,16 +28,15 @@ def env_modules() -> set[str]:
     }
 
 
-def test_every_env_module_is_registered_and_names_its_own_env() -> None:
-    modules = env_modules()
-    assert {f"env_plugins.{m}" for m in modules} == {
+#: Each env plugin module by name: the tests over one plugin take it as their id
+#: (``test_...[tally_env]``), so ``pytest -v tests/env_plugins -k <env>`` shows yours checked.
+ENV_MODULES = sorted(env_modules())
+
+
+def test_the_builtin_list_names_exactly_the_env_modules() -> None:
+    assert {f"env_plugins.{m}" for m in ENV_MODULES} == {
         p for p in BUILTIN_PLUGINS if p.startswith("env_plugins.")
     }
-    registry = builtin_registry()
-    for module in modules:
-        profiles = importlib.import_module(f"env_plugins.{module}").openenv_release_envs()
-        assert [p.env for p in profiles] == [module]
-        assert registry.plugin_for(module) == f"env_plugins.{module}"
 
 
 #: The per-env hooks; each starts with the guard ``plugin.new``'s shape gives it.
@@ -48,21 +48,40 @@ PER_ENV_HOOKS = (
 GUARD = "    if env != ENV:\n        return ()\n"
 
 
-def test_every_env_plugin_has_the_shape_plugin_new_writes() -> None:
+@pytest.fixture(scope="module")
+def registry() -> PluginRegistry:
+    return builtin_registry()
+
+
+@pytest.mark.parametrize("name", ENV_MODULES)
+def test_the_plugin_is_registered_and_claims_its_own_env(name: str, registry: PluginRegistry) -> None:
+    module = importlib.import_module(f"env_plugins.{name}")
+    assert f"env_plugins.{name}" in BUILTIN_PLUGINS
+    assert [p.env for p in module.openenv_release_envs()] == [name]
+    assert registry.plugin_for(name) == f"env_plugins.{name}"
+
+
+@pytest.mark.parametrize("name", ENV_MODULES)
+def test_the_plugin_has_the_shape_plugin_new_writes(name: str, registry: PluginRegistry) -> None:
     """ENV names the module, the docstring starts with it, and every per-env hook starts with
     the guard that keeps it to its own env (the registry would refuse anything else)."""
-    for name in sorted(env_modules()):
-        module = importlib.import_module(f"env_plugins.{name}")
-        assert name == module.ENV, name
-        assert (module.__doc__ or "").startswith(f"{name}: "), name
-        for hook in PER_ENV_HOOKS:
-            if hasattr(module, hook):
-                body = inspect.getsource(getattr(module, hook)).split(":\n", 1)[1]
-                assert body.startswith(GUARD), f"{name}.{hook} does not start with the guard"
-    registry = builtin_registry()
-    for env in [*sorted(env_modules()), "unclaimed_env"]:  # no PluginError: ownership holds
-        assert all(o.plugin == f"env_plugins.{env}" for o in registry.fixes(env))
-        assert all(o.plugin == f"env_plugins.{env}" for o in registry.probes(env))
+    module = importlib.import_module(f"env_plugins.{name}")
+    assert name == module.ENV
+    assert (module.__doc__ or "").startswith(f"{name}: ")
+    for hook in PER_ENV_HOOKS:
+        if hasattr(module, hook):
+            body = inspect.getsource(getattr(module, hook)).split(":\n", 1)[1]
+            assert body.startswith(GUARD), f"{name}.{hook} does not start with the guard"
+    # no PluginError: ownership holds
+    assert all(o.plugin == f"env_plugins.{name}" for o in registry.fixes(name))
+    assert all(o.plugin == f"env_plugins.{name}" for o in registry.probes(name))
+
+
+def test_an_env_no_plugin_claims_gets_no_env_plugins_fixes_or_probes(
+    registry: PluginRegistry,
+) -> None:
+    assert not any(o.plugin.startswith("env_plugins.") for o in registry.fixes("unclaimed_env"))
+    assert not any(o.plugin.startswith("env_plugins.") for o in registry.probes("unclaimed_env"))
 
 
 def test_the_seed_canonical_map_is_carried_by_plugins() -> None:
