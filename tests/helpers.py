@@ -15,9 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from releaselib.config import ReleaseConfig
+from releaselib.localhub.scenario import Scenario, SpaceBehaviour
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 
 PROJECT = Path(__file__).resolve().parents[1]
+#: an embedded Hub whose Spaces never start (they stay APP_STARTING), for tests of uploads and
+#: listings: a real openenv-core server costs seconds of CPU to start
+UPLOADS_ONLY = Scenario(spaces=(SpaceBehaviour(stuck_starting=True),))
 EXAMPLES = PROJECT / "examples"
 #: the console script, run with ``python -c`` so it imports this checkout's code
 MAIN = "from openenv_release.cli import main; main()"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,13 +14,21 @@ from releaselib.errors import AuthError, UsageError
 from releaselib.hub.client import Hub
 from releaselib.hub.deploy import canonical_fence, check_repo_id, deploy_all, plan_all
 from releaselib.hub.retry import RetryPolicy
+from releaselib.localhub.hub import LocalHub
 from releaselib.localhub.scenario import Fault, Scenario
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.stage.stage_env import stage_envs
-from tests.helpers import builtin_registry, cli, offline, release_config, user_cli
+from tests.helpers import UPLOADS_ONLY, builtin_registry, cli, offline, release_config, user_cli
 
 EXAMPLE_ENV = Path(__file__).resolve().parents[1] / "examples" / "envs" / "echo_env"
 FAST = RetryPolicy(attempts=8, base=0.01, cap=0.05)
+
+
+@pytest.fixture
+def localhub(tmp_path: Path) -> Iterator[LocalHub]:
+    """These tests are about uploads: the embedded Hub never starts their Spaces."""
+    with LocalHub(tmp_path / "localhub", scenario=UPLOADS_ONLY) as hub:
+        yield hub
 
 
 @pytest.fixture
@@ -177,7 +186,7 @@ def test_a_missing_or_rejected_token_stops_before_any_upload(localhub, checkout,
 
 
 def test_402_is_a_clear_per_env_failure(localhub_factory, checkout, tmp_path) -> None:
-    hub = localhub_factory(Scenario(faults=(Fault(endpoint="create_repo", status=402, count=1),)))
+    hub = localhub_factory(Scenario(faults=(Fault(endpoint="create_repo", status=402, count=1),), spaces=UPLOADS_ONLY.spaces))
     results = release(hub.endpoint, hub.token, config_for(checkout, tmp_path, jobs=1))
     failed = [d for d in results.values() if not d.ok]
     assert len(failed) == 1 and "402 Payment Required" in (failed[0].error or "")
@@ -190,7 +199,7 @@ def test_faults_on_a_fifth_of_requests_end_in_the_same_state_without_duplicate_c
         Fault(status=503, fraction=0.1),
         Fault(endpoint="commit", drop=True, count=1),
     )
-    hub = localhub_factory(Scenario(faults=faults))
+    hub = localhub_factory(Scenario(faults=faults, spaces=UPLOADS_ONLY.spaces))
     results = release(hub.endpoint, hub.token, config_for(checkout, tmp_path))
     assert all(d.ok for d in results.values()), [d.error for d in results.values()]
     assert hub.counters().commits == 3

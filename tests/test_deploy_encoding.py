@@ -7,7 +7,7 @@ import codecs
 from pathlib import Path
 
 from releaselib.text_encoding import encoding_found
-from tests.test_deploy import checkout, config_for, release  # noqa: F401 (fixture)
+from tests.test_deploy import checkout, config_for, localhub, release  # noqa: F401 (fixtures)
 
 
 def test_a_utf16_gitignore_fails_its_env_naming_the_file_and_encoding(

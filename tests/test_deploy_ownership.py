@@ -12,6 +12,7 @@ from tests import test_deploy
 from tests.test_deploy import config_for, release, remote_tree
 
 checkout = test_deploy.checkout  # the fixture: three copies of the example echo env
+localhub = test_deploy.localhub  # the fixture: a Hub that never starts the Spaces
 
 THEIRS = "openenv/alpha_env-0.2.2"
 
