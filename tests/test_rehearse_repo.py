@@ -217,6 +217,7 @@ def test_the_root_folder_is_named_as_no_checkout_before_any_briefing_check(capsy
 
 
 @pytest.mark.e2e
+@pytest.mark.slow  # a whole rehearsal for where one file goes: .ci/run runs it
 def test_run_from_inside_the_checkout_the_briefing_goes_to_the_temp_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     checkout = make_checkout(tmp_path / "OpenEnv", tmp_path / "secret.txt")
     before, status = tree_digest(checkout), git_status(checkout)

@@ -18,7 +18,7 @@ from huggingface_hub import HfApi
 from releaselib.rehearse import BRIEFING_MARKER, GONE
 from tests.test_rehearse_repo import make_checkout
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]  # two whole rehearsals for what they print: .ci/run runs them
 PROJECT = Path(__file__).resolve().parents[2]
 MAIN = "from openenv_release.cli import main; main()"
 WAIT_FACTOR = float(os.environ.get("OPENENV_RELEASE_TEST_WAIT_FACTOR", "1"))
