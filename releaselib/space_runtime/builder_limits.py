@@ -6,9 +6,12 @@ a pin."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Sequence
 
+from releaselib.edit.git_packages import PACKAGE_MANAGERS, package_command
+from releaselib.edit.shell_reader import command_words, shell_commands
 from releaselib.space_runtime.plan import RunStep
 from releaselib.space_runtime.process import Layout
 
@@ -19,11 +22,25 @@ UNREACHABLE = re.compile(
     r"|Failed to connect to (?!127\.0\.0\.1|localhost)[^\n]*",
     re.IGNORECASE,
 )
-#: RUN commands the venv builder does not run: they fetch, build or install outside Python.
-NOT_RUN = re.compile(
-    r"(?<![\w./-])(?:git\s+clone|curl|wget|apt-get|apt|apk|yum|dnf|microdnf|npm|npx|yarn|pnpm"
-    r"|playwright|make|cmake|cargo|go\s+build|conda|mamba|micromamba|huggingface-cli"
-    r"|hf\s+download)(?![\w-])"
+#: Commands the venv builder does not run: they fetch, build or install outside Python.
+NOT_RUN = frozenset(
+    {
+        "curl", "wget", "apt-get", "apt", "apk", "yum", "dnf", "microdnf", "npm", "npx", "yarn",
+        "pnpm", "playwright", "make", "cmake", "cargo", "conda", "mamba", "micromamba",
+        "huggingface-cli",
+    }
+)
+#: Two-word commands the venv builder does not run.
+NOT_RUN_PAIRS = frozenset({("git", "clone"), ("go", "build"), ("hf", "download")})
+#: Packages whose install the builder need not run: git (the host's serves git+ installs, and
+#: staging adds its install itself) and what comes with it.
+HOST_HAS = frozenset({"git", "ca-certificates"})
+#: A resolver that found no solution: the Space's own requirements, whatever was skipped.
+UNRESOLVABLE = re.compile(
+    r"No matching distribution found|Could not find a version that satisfies"
+    r"|No solution found when resolving|requirements are unsatisfiable|ResolutionImpossible"
+    r"|conflicting dependencies",
+    re.IGNORECASE,
 )
 
 
@@ -33,18 +50,41 @@ def skipped_steps(layout: Layout) -> list[RunStep]:
         run
         for index in sorted(layout.roots)
         for run in layout.plan.stages[index].runs
-        if NOT_RUN.search(run.text)
+        if any(_not_run(words) for words in shell_commands(run.text))
     ]
+
+
+def _not_run(words: list[str]) -> bool:
+    """Whether the simple command ``words`` does what the builder does not run: read from the
+    command word (``echo apt-get`` runs nothing), a package manager's ``update``/``clean`` or
+    install of git alone left out."""
+    words = command_words(words)
+    if not words:
+        return False
+    name = posixpath.basename(words[0])
+    if (name, words[1] if len(words) > 1 else "") in NOT_RUN_PAIRS:
+        return True
+    if name not in NOT_RUN:
+        return False
+    managed = package_command(words)
+    if managed is None or name not in PACKAGE_MANAGERS:
+        return True
+    _, verb, packages = managed
+    installs = verb in {"install", "add"}
+    return installs and any(p.split("=")[0].split(">")[0] not in HOST_HAS for p in packages)
 
 
 def builders_doing(message: str, skipped: Sequence[RunStep], line: int) -> str | None:
     """Why the install at Dockerfile ``line`` that failed with ``message`` (its log's last
-    lines) is the builder's doing, or None when it is the Space's own failure."""
+    lines) is the builder's doing, or None when it is the Space's own failure: a resolver that
+    finds no solution is the Space's own, whatever was skipped before it."""
     if (unreachable := UNREACHABLE.search(message)) is not None:
         return (
             f"line {line} needs a host beyond the package registries ({unreachable.group(0)}), "
             "which the embedded Hub cannot reach; a real Space build can"
         )
+    if UNRESOLVABLE.search(message):
+        return None
     before = [run for run in skipped if run.line <= line]
     if not before:
         return None

@@ -17,7 +17,7 @@ from tests.space_runtime.test_installs import layout_of
 
 CLONED = (
     "FROM python:3.11\n"
-    "RUN apt-get update && apt-get install -y git\n"
+    "RUN apt-get update && apt-get install -y git build-essential\n"
     "RUN git clone https://github.com/example/openapps /app\n"
     "RUN pip install -e /app\n"
     'CMD ["python"]\n'
@@ -27,6 +27,31 @@ CLONED = (
 def test_the_steps_the_builder_does_not_run_are_named(tmp_path: Path) -> None:
     layout = layout_of(tmp_path, CLONED + "RUN mkdir -p /data && echo ok\n")
     assert [run.line for run in skipped_steps(layout)] == [2, 3]
+
+
+def test_a_mention_a_git_install_or_a_package_list_update_is_no_skipped_step(tmp_path: Path) -> None:
+    """Read from parsed commands: ``echo apt-get`` runs nothing, the venv builder has the
+    host's git (staging adds a git install before git+ requirements), an update installs
+    nothing."""
+    dockerfile = (
+        "FROM python:3.11\n"
+        'RUN echo "no apt-get or curl needed here"\n'
+        "RUN apt-get update && apt-get install -y --no-install-recommends git && rm -rf /var/lib/apt/lists/*\n"
+        "RUN apt-get update\n"
+        'RUN sh -c "wget -q https://example.com/data.bin"\n'
+        'CMD ["python"]\n'
+    )
+    assert [run.line for run in skipped_steps(layout_of(tmp_path, dockerfile))] == [5]
+
+
+def test_a_resolver_with_no_solution_is_the_spaces_own_whatever_was_skipped(tmp_path: Path) -> None:
+    skipped = skipped_steps(layout_of(tmp_path, CLONED))
+    for said in (
+        "ERROR: No matching distribution found for requests>=999",
+        "  × No solution found when resolving dependencies:\n  ╰─▶ we can conclude that your requirements are unsatisfiable.",
+    ):
+        assert builders_doing(said, skipped, 4) is None
+    assert builders_doing("does not appear to be a Python project", skipped, 4) is not None
 
 
 def test_an_unreachable_host_is_the_builders_doing_and_an_own_failure_is_not() -> None:
