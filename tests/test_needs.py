@@ -4,7 +4,6 @@ have them, and in a rehearsal a FAIL of an env with needs is INCONCLUSIVE naming
 from __future__ import annotations
 
 import dataclasses
-
 import shutil
 import ssl
 import sys

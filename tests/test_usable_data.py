@@ -147,12 +147,16 @@ def test_an_error_on_the_first_reset_is_the_envs_fail(results: dict[str, VerifyR
     assert "Parameter 'scenario' is required" in result.as_json()["evidence"]["reset"]["answer"]
 
 
-def test_a_step_that_answers_an_error_for_the_schemas_action_fails_and_its_probe_passes(
+def test_an_error_answering_the_schemas_action_is_our_guess_refused_and_its_probe_passes(
     results: dict[str, VerifyResult],
 ) -> None:
+    """The env handled the action we derived from /schema and said no: that is our request
+    refused (INCONCLUSIVE, never pinned), with the remedy; the plugin's step probe passes."""
     wrong = results["step_error_env"]
-    assert wrong.outcome is Outcome.FAIL
-    assert "POST /step answered an observation with error: unknown command ''" in wrong.reason
+    assert wrong.outcome is Outcome.INCONCLUSIVE and wrong.our_error, wrong.reason
+    assert wrong.reason.startswith("probe error: POST /step answered an observation with error: unknown command ''")
+    assert "the /step body was derived from /schema" in wrong.reason
+    assert "give the env's plugin a step probe (docs/adding-a-plugin.md §4)" in wrong.reason
     assert ("POST /step", '{"action":{"command":""}}') in sent(wrong)
 
     probed = results["step_probed_env"]
@@ -165,14 +169,9 @@ def test_a_step_that_answers_an_error_for_the_schemas_action_fails_and_its_probe
     assert step["sent"] == '{"action":{"command":"look"}}' and '"said":"you look"' in step["answer"]
 
 
-def test_a_fail_on_a_schema_derived_step_says_so_and_on_a_plugins_step_does_not(
+def test_an_error_answering_a_plugins_step_probe_is_the_envs_fail_without_the_hint(
     results: dict[str, VerifyResult],
 ) -> None:
-    derived = results["step_error_env"]
-    assert derived.outcome is Outcome.FAIL
-    assert "the /step body was derived from /schema" in derived.reason
-    assert "give the env's plugin a step probe (docs/adding-a-plugin.md §4)" in derived.reason
-
     probed = results["step_misprobed_env"]
     assert probed.outcome is Outcome.FAIL
     assert "POST /step answered an observation with error: unknown command 'dance'" in probed.reason

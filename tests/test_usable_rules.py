@@ -73,6 +73,12 @@ def probe(transport: httpx.MockTransport, needs: tuple[str, ...] = ()) -> ProbeR
     return probe_base_url("http://env.test", timeout=5, transport=transport, needs=needs)
 
 
+def nested(value: Any, depth: int) -> Any:
+    for _ in range(depth):
+        value = {"info": value}
+    return value
+
+
 def observed(observation: Any, **fields: Any) -> dict[str, Any]:
     return {"observation": observation, "reward": 0.0, "done": False, **fields}
 
@@ -89,15 +95,28 @@ def observed(observation: Any, **fields: Any) -> dict[str, Any]:
         (observed({"success": False, "message": "invalid move"}), "invalid move"),
         (observed({"result": "Error executing tool t: division by zero"}), "division by zero"),
         (observed({"result": {"isError": True, "content": [{"text": "bad"}]}}), "bad"),  # 22
+        (observed({"failure_reason": "RuntimeError: dataset missing"}), "dataset missing"),
+        (observed({"status_code": 500, "detail": "Internal Server Error"}), "status code 500"),
+        (observed({"message": "Environment not initialised, reset it first"}), "not started"),
+        (observed({"text": "Please call reset() before step()"}), "not started"),
+        (observed(nested({"error": "dataset missing"}, 20)), "dataset missing"),
     ],
 )
 def test_an_error_anywhere_in_the_answer_fails(answer: dict[str, Any], said: str) -> None:
-    result = probe(env(step=answer))
+    result = probe(env(reset=answer))
     assert result.outcome is Outcome.FAIL and not result.our_error
     assert (
-        result.reason.startswith("POST /step answered an observation with ")
+        result.reason.startswith("POST /reset answered an observation with ")
         and said in result.reason
     )
+
+
+def test_an_error_answering_the_step_we_derived_is_our_request_refused() -> None:
+    """The env handled our guess at an action and said no (an illegal move): INCONCLUSIVE,
+    ours, with the remedy; a 500 on it is the env's FAIL."""
+    refused = probe(env(step=observed({"success": False, "message": "illegal move ''"})))
+    assert refused.outcome is Outcome.INCONCLUSIVE and refused.our_error
+    assert "illegal move" in refused.reason and "give the env's plugin a step probe" in refused.reason
 
 
 def test_empty_error_fields_and_a_successful_status_pass() -> None:
@@ -120,6 +139,8 @@ def test_a_first_reset_done_fails_with_its_message_or_without_one() -> None:  # 
     assert result.outcome is Outcome.FAIL and "environment crashed" in result.reason
     over = probe(env(reset=observed({"board": []}, done=True)))  # an episode over before it began
     assert over.outcome is Outcome.FAIL and "an empty observation" in over.reason
+    for said in (observed({"done": True, "text": "Game over"}), observed({}, done="true")):
+        assert probe(env(reset=said)).outcome is Outcome.FAIL
 
 
 @pytest.mark.parametrize(
@@ -244,3 +265,13 @@ def test_a_need_named_past_the_verdicts_line_is_still_matched() -> None:
     assert needs_named(line, ("secret E2B_API_KEY",)) == ()
     whole = error_in(answer, whole=True)
     assert whole is not None and needs_named(whole, ("secret E2B_API_KEY",)) == ("secret E2B_API_KEY",)
+
+
+def test_a_validation_error_of_the_envs_own_field_is_not_one_of_our_arguments() -> None:
+    """``query`` is not ``query_index_path``: the env's own settings failing validation is its
+    error, not a rejection of the argument we sent."""
+    from releaselib.verify.usable import rejects_arguments
+
+    own = "Error executing tool search: 1 validation error for IndexSettings\nquery_index_path\n  Input should be a valid path"
+    assert not rejects_arguments(own, {"query": "x"})
+    assert rejects_arguments("1 validation error for call[search]\nquery\n  Input should be a valid string", {"query": 1})

@@ -123,8 +123,8 @@ def probe_base_url(
             reason = episode.run()
         except Stop as stop:
             transcript = tuple(session.transcript)
-            said = episode.explained(stop)
-            result = ProbeResult(stop.outcome, said, transcript, stop.our_error, stop.needs)
+            stop = episode.judged(stop)
+            result = ProbeResult(stop.outcome, stop.reason, transcript, stop.our_error, stop.needs)
             return result.redacted()
     return ProbeResult(Outcome.PASS, reason, tuple(session.transcript)).redacted()
 
@@ -157,13 +157,20 @@ class _Episode:
             return self._over_ws(self.session.socket, stop)
         return "reset and step answered usable observations"
 
-    def explained(self, stop: Stop) -> str:
-        """``stop``'s reason; for a FAIL on the answer to a ``/step`` body derived from
-        ``/schema``, with what to do when the env refuses that body (the verdict stands: the env
-        answered)."""
-        if stop.outcome is Outcome.FAIL and self.derived and stop.reason.startswith("POST /step"):
-            return f"{stop.reason}; {DERIVED_STEP}"
-        return stop.reason
+    def judged(self, stop: Stop) -> Stop:
+        """``stop``, for a ``/step`` body derived from ``/schema``: a FAIL on its answer says what
+        to do when the env refuses that body; an error observation answering it (the env
+        handled our guess at an action and said no) is our request's, INCONCLUSIVE, unless
+        the env calls tools (their errors are read by :func:`rejects_arguments`)."""
+        if stop.outcome is not Outcome.FAIL or not self.derived:
+            return stop
+        if not stop.reason.startswith("POST /step"):
+            return stop
+        said = f"{stop.reason}; {DERIVED_STEP}"
+        refused = stop.reason.startswith(f"POST /step answered {ERROR_OBSERVATION}")
+        if refused and not self.tool_calling:
+            return Stop(Outcome.INCONCLUSIVE, f"probe error: {said}", our_error=True)
+        return Stop(stop.outcome, said, our_error=stop.our_error, needs=stop.needs)
 
     def _send(self, probe: Probe) -> None:
         body = dict(probe.body) if probe.body is not None else None

@@ -5,10 +5,12 @@ a list or null) and nothing anywhere in the answer reports an error:
 
 - no error-like key at any depth with a non-empty value (``error``, ``errors``, ``errorMessage``,
   ``exception``, ``traceback``, ``is_error``…, in any case and spelling of separators);
-- no ``status`` of ``error``/``failed``, no ``success``/``ok`` false beside a message;
-- no string that is a tool's failure (``Error executing tool …``);
+- no ``status`` of ``error``/``failed``, no ``success``/``ok`` false beside a message, no
+  ``status_code`` of 500 or more;
+- no string that is a tool's failure (``Error executing tool …``) or says the episode was
+  never started (``call reset() before step()``, ``environment not initialised``);
 - no exit code 126/127 beside its output (a command the env needs is not there);
-- on the first reset, not ``done: true`` with any message text.
+- on the first reset, not ``done: true`` (in the answer or its observation, ``"true"`` too).
 
 An error is the env's own bug (FAIL) unless it names a need the env's plugin declares (a secret's
 variable, its provider's key reported missing, GPU/CUDA/NVIDIA, a service's or download's name):
@@ -35,8 +37,11 @@ ERROR_KEYS = frozenset(
         "traceback",
         "stacktrace",
         "iserror",
+        "failurereason",
     }
 )
+#: How deep an answer is searched for an error.
+DEPTH = 32
 #: Exit codes of a command that could not be found or run (the shell's 127 and 126).
 MISSING_COMMAND = frozenset({126, 127})
 #: ``status`` values that report a failure.
@@ -45,6 +50,12 @@ _FAILED_STATUS = frozenset({"error", "failed", "failure", "fail", "exception"})
 #: Text that reports an error in its first word: "Error executing tool …" (MCP), "Error: …",
 #: "[ERROR] …" (a tool's own text, e.g. "Error: environment not reset. Call reset() first.").
 _REPORTED_ERROR = re.compile(r"\s*(error executing tool|error:|\[error\])", re.IGNORECASE)
+#: Text that says the episode was never started: "call reset() before step()", "reset the
+#: environment first", "environment not initialised".
+_NOT_STARTED = re.compile(
+    r"\breset\b(?:\(\))?(?: the environment)? (?:first|before)|\bnot (?:been )?initiali[sz]ed\b",
+    re.IGNORECASE,
+)
 #: Words that say a secret is missing or wrong.
 _MISSING = re.compile(
     r"missing|not set|unset|not found|not provided|no \S+ provided|required|invalid|"
@@ -101,7 +112,7 @@ def error_in(answer: Any, *, first_reset: bool = False, whole: bool = False) -> 
     if code in MISSING_COMMAND:
         output = observation.get("stderr") or observation.get("output") or observation.get("stdout")
         return f"exit code {code}: {_text(output) or 'a command it needs was not found'}"
-    if first_reset and answer.get("done") is True:  # an episode over before it began
+    if first_reset and (_true(answer.get("done")) or _true(observation.get("done"))):
         said = next((t for t in _strings(observation) if t.strip()), None)
         return f"done on the first reset: {_text(said) if said else 'an empty observation'}"
     return None
@@ -118,7 +129,7 @@ def rejects_arguments(error: str, arguments: Mapping[str, Any]) -> bool:
     validation error naming one of them."""
     if _INVALID_PARAMS.search(error):
         return True
-    return bool(_VALIDATION.search(error)) and any(_word(name, error) for name in arguments)
+    return bool(_VALIDATION.search(error)) and any(_field(name, error) for name in arguments)
 
 
 def _names(error: str, need: str) -> bool:
@@ -151,13 +162,21 @@ def _word(word: str, text: str) -> bool:
     )
 
 
+def _field(name: str, text: str) -> bool:
+    """``name`` in ``text`` as a field name: ``query`` is not in ``query_index_path``."""
+    pattern = rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])"
+    return bool(name) and re.search(pattern, text, re.IGNORECASE) is not None
+
+
 def _errors(value: Any, depth: int = 0, *, limit: int | None = None) -> Iterator[str]:
     """Every error ``value`` reports, at any depth, each cut to ``limit`` characters."""
-    if depth > 12:
+    if depth > DEPTH:
         return
     if isinstance(value, str):
         if _REPORTED_ERROR.match(value):
             yield f"tool error: {_text(value, limit)}"
+        elif _NOT_STARTED.search(value):
+            yield f"not started: {_text(value, limit)}"
         return
     if isinstance(value, list):
         for item in value:
@@ -174,8 +193,16 @@ def _errors(value: Any, depth: int = 0, *, limit: int | None = None) -> Iterator
     message = _message(value)
     if message and any(value.get(k) is False for k in ("success", "ok")):
         yield f"not successful: {_text(message, limit)}"
+    code = next((value[k] for k in ("status_code", "statusCode") if k in value), None)
+    if isinstance(code, int) and not isinstance(code, bool) and code >= 500:
+        yield f"status code {code}: {_text(message, limit)}"
     for item in value.values():
         yield from _errors(item, depth + 1, limit=limit)
+
+
+def _true(value: Any) -> bool:
+    """``done`` said true: the boolean, or the string an env wrote it as."""
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
 
 
 def _set(value: Any) -> bool:

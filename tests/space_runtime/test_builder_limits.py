@@ -48,7 +48,7 @@ def test_a_resolver_with_no_solution_is_the_spaces_own_whatever_was_skipped(tmp_
     skipped = skipped_steps(layout_of(tmp_path, CLONED))
     for said in (
         "ERROR: No matching distribution found for requests>=999",
-        "  × No solution found when resolving dependencies:\n  ╰─▶ we can conclude that your requirements are unsatisfiable.",
+        "  No solution found when resolving dependencies:\n  we can conclude that your requirements are unsatisfiable.",
     ):
         assert builders_doing(said, skipped, 4) is None
     assert builders_doing("does not appear to be a Python project", skipped, 4) is not None
