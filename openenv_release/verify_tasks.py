@@ -23,7 +23,7 @@ from releaselib.errors import UsageError
 HELP = {
     **helps("repo", "version", "namespace", "suffix", "json", "hub_endpoint"),
     # spelt out so --help loads no releaselib.verify.candidates; tests/test_cli.py checks they match
-    "probe_jobs": "how many Spaces to probe at once (default 16, or fewer Spaces)",
+    "probe_jobs": "how many Spaces to probe at once (default 64, or fewer Spaces: every one)",
     "env": "env whose candidate to verify (repeatable; default: every Space with the suffix)",
     "space_id": "also verify this owner/name Space (repeatable); only a candidate of this "
     "release is recorded, any other is printed",
