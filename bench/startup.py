@@ -26,7 +26,7 @@ COMMANDS = {
     "envs": ["envs", "--repo", str(PROJECT / "examples")],
 }
 RUNS = 5
-TARGET_S = 0.3
+TARGET_S = 0.25
 
 
 def child_cpu(args: list[str], *flags: str, code: str = MAIN) -> tuple[float, str]:

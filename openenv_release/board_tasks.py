@@ -9,7 +9,6 @@ from invoke.context import Context
 
 from openenv_release.common import consoles, ledger_setup, plugin_registry, reported
 from openenv_release.flags import helps, release_task
-from releaselib import console as out
 
 if TYPE_CHECKING:
     from releaselib.config import RefResolution, ReleaseConfig
@@ -46,6 +45,7 @@ def status(
     json: bool = False,
 ) -> None:
     """The board: env x step from the ledger and one Hub listing, with each env's next action."""
+    from releaselib import console as out
     from releaselib.ledger.report import NO_TOKEN_NOTE
     from releaselib.ledger.status import listed_board
 

@@ -15,14 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from invoke.context import Context
 from invoke.exceptions import Exit
-from rich.console import Console
 
-from releaselib.config import RefResolution, ReleaseConfig
 from releaselib.errors import ReleaseError, UsageError, redact
-from releaselib.options import Options
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the rest is imported when a task runs, so that --help starts fast
+    from rich.console import Console
+
+    from releaselib.config import RefResolution, ReleaseConfig
     from releaselib.ledger.ledger import Ledger
+    from releaselib.options import Options
     from releaselib.plugins import PluginRegistry
 
 
@@ -68,6 +69,8 @@ def release_config(c: Context) -> dict[str, Any]:
 
 def options(**flags: Any) -> Options:
     """The release-tuple flags a task received (those it does not have stay None)."""
+    from releaselib.options import Options
+
     return Options(**flags)
 
 
@@ -124,6 +127,7 @@ def ledger_setup(
     if checkout_named(c, flags.get("repo")):
         config, resolution = release_tuple(c, ledger=given, **flags)
         return config, resolution, require_ledger(config, given, remedy=remedy)
+    from releaselib.config import RefResolution
     from releaselib.options import pick
     from releaselib.verify.verify_tuple import verify_config
 

@@ -13,10 +13,7 @@ from invoke.exceptions import Exit
 
 from openenv_release.common import plugin_registry, reported
 from openenv_release.flags import helps, release_task
-from releaselib.config import DEFAULT_NAMESPACE
 from releaselib.errors import UsageError
-from releaselib.options import check_namespace
-from releaselib.stage.discover import check_env_flags
 
 
 @release_task(
@@ -85,8 +82,11 @@ def seed(
     hub_endpoint: str | None = None,
 ) -> None:
     """Give a running embedded Hub what a real namespace has before a release."""
+    from releaselib.config import DEFAULT_NAMESPACE
     from releaselib.hub.client import Hub
     from releaselib.localhub.seed import check_local, named_targets, seed_canonicals
+    from releaselib.options import check_namespace
+    from releaselib.stage.discover import check_env_flags
 
     with reported():
         if not canonicals:

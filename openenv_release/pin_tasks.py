@@ -15,7 +15,6 @@ from openenv_release.common import (
     reported,
 )
 from openenv_release.flags import DECIDE_HELP, helps, release_task
-from releaselib import step_tables as tables
 from releaselib.errors import UsageError
 
 
@@ -54,6 +53,7 @@ def pin(
 
     Prints the diff. The only task that writes to the checkout.
     """
+    from releaselib import step_tables as tables
     from releaselib.hub.client import Hub
     from releaselib.publish.steps import pin_step
 
@@ -121,6 +121,7 @@ def cleanup(
     json: bool = False,
 ) -> None:
     """Archive or delete the candidates whose canonical promotion is complete."""
+    from releaselib import step_tables as tables
     from releaselib.hub.client import Hub
     from releaselib.publish.steps import cleanup_step
 

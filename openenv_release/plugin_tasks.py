@@ -10,7 +10,6 @@ from invoke.context import Context
 from openenv_release.common import release_config, reported
 from openenv_release.flags import FLAG_HELP, release_task
 from releaselib.errors import UsageError
-from releaselib.options import find_repo, pick, repo_source
 
 
 @release_task(
@@ -26,6 +25,7 @@ def new(c: Context, env: str | None = None, repo: str | None = None, root: str =
 
     The module has the shape every built-in plugin has.
     """
+    from releaselib.options import find_repo, pick, repo_source
     from releaselib.scaffold import new_plugin
 
     with reported():

@@ -16,7 +16,6 @@ from openenv_release.common import (
     visibility,
 )
 from openenv_release.flags import DECIDE_HELP, helps, release_task
-from releaselib import step_tables as tables
 
 
 @release_task(
@@ -70,6 +69,7 @@ def promote(
     nothing was promoted (every canonical held): exit 1 if a held env FAILed, else 5.
     """
     from openenv_release.verify_tasks import number
+    from releaselib import step_tables as tables
     from releaselib.hub.client import Hub
     from releaselib.publish.canonical_check import CheckOptions
     from releaselib.publish.steps import canonical_step, promote_step
@@ -174,6 +174,7 @@ def rollback(
     them, and the variables it set back; what it did not write is kept. A canonical whose head
     moved since the promotion is held unless --force. Exit 1 if any restore failed or was held.
     """
+    from releaselib import step_tables as tables
     from releaselib.hub.client import Hub
     from releaselib.publish.steps import rollback_step
 
@@ -254,6 +255,7 @@ def collection(
     json: bool = False,
 ) -> None:
     """Sync the versioned collection with the PASSed candidates."""
+    from releaselib import step_tables as tables
     from releaselib.hub.client import Hub
     from releaselib.publish.steps import collection_step
 

@@ -8,12 +8,10 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from invoke.context import Context
 from invoke.exceptions import Exit
-from rich.console import Console
-from rich.markup import escape
 
 from openenv_release.common import (
     consoles,
@@ -22,10 +20,10 @@ from openenv_release.common import (
     reported,
 )
 from openenv_release.flags import helps, release_task
-from releaselib import console as out
-from releaselib.config import check_seconds
 from releaselib.errors import UsageError
-from releaselib.stage.discover import discover_envs, select_envs
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def lines(console: Console) -> Callable[[str], None]:
@@ -115,12 +113,15 @@ def release(
     """
     from dataclasses import replace
 
+    from releaselib import console as out
+    from releaselib.config import check_seconds
     from releaselib.hub.client import Hub
     from releaselib.ledger.ledger import Ledger
     from releaselib.ledger.paths import ledger_path as ledger_file
     from releaselib.ledger.status import listed_board
     from releaselib.locks import run_locks
     from releaselib.release import Release, ReleaseOptions, nothing_to_redo, release_key
+    from releaselib.stage.discover import discover_envs, select_envs
     from releaselib.stage.secret_gate import allow_flags
     from releaselib.verify.verdicts import exit_status
 
@@ -231,6 +232,9 @@ def rehearse(
     The examples exit 1 unless each env ends as they intend; a checkout's rehearsal exits as
     release does (1 if an env FAILed, 5 if nothing was decisive for some).
     """
+    from rich.markup import escape
+
+    from releaselib import console as out
     from releaselib.localhub import Scenario
     from releaselib.options import check_jobs
     from releaselib.private_copy import check_source

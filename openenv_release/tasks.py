@@ -30,9 +30,6 @@ from openenv_release.plugin_tasks import plugin
 from openenv_release.promote_tasks import collection, promote, rollback
 from openenv_release.release_tasks import rehearse, release
 from openenv_release.verify_tasks import recover, verify
-from releaselib import console as out
-from releaselib.options import find_repo, pick, repo_source
-from releaselib.stage.discover import discover_envs, select_envs
 
 if TYPE_CHECKING:
     from releaselib.hub.deploy import Deployed
@@ -41,6 +38,10 @@ if TYPE_CHECKING:
 @release_task(help=helps("repo", "json"))
 def envs(c: Context, repo: str | None = None, json: bool = False) -> None:
     """List every env under envs/: deployable or not and why, its plugin and canonical targets."""
+    from releaselib import console as out
+    from releaselib.options import find_repo, pick, repo_source
+    from releaselib.stage.discover import discover_envs
+
     with reported():
         configured = release_config(c)
         checkout = find_repo(pick("repo", repo, configured), repo_source(repo, configured))
@@ -108,9 +109,11 @@ def stage(
     no_lock: bool = False,
 ) -> None:
     """Stage envs into Space-ready trees (the checkout is never modified)."""
+    from releaselib import console as out
     from releaselib.ledger.paths import default_path
     from releaselib.ledger.step_records import record_stage
     from releaselib.locks import run_locks
+    from releaselib.stage.discover import discover_envs, select_envs
     from releaselib.stage.secret_gate import allow_flags
     from releaselib.stage.stage_env import StageRun, stage_envs
 
@@ -199,11 +202,13 @@ def deploy(
     Each env's stage and deploy are recorded in the release's ledger (or --ledger); not with
     --repo-id, which deploys outside the release.
     """
+    from releaselib import console as out
     from releaselib.hub.client import Hub
     from releaselib.hub.deploy import canonical_fence, check_repo_id, deploy_all, plan_all
     from releaselib.ledger.paths import ledger_path
     from releaselib.ledger.step_records import record_deploy, record_stage
     from releaselib.locks import run_locks
+    from releaselib.stage.discover import discover_envs, select_envs
     from releaselib.stage.secret_gate import allow_flags
     from releaselib.stage.stage_env import StageRun, stage_envs
 
@@ -282,6 +287,8 @@ def deploy(
 @release_task(help=helps("json"))
 def plugins(c: Context, json: bool = False) -> None:
     """List the plugins with their envs, fixes, probes, canonical targets and needs."""
+    from releaselib import console as out
+
     with reported():
         rows = plugin_registry().describe()
         if json:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json as jsonlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from invoke.context import Context
 from invoke.exceptions import Exit
@@ -18,21 +18,12 @@ from openenv_release.common import (
     reported,
 )
 from openenv_release.flags import helps, release_task
-from releaselib import console as out
-from releaselib import step_tables as tables
-from releaselib.config import check_seconds
 from releaselib.errors import UsageError
-from releaselib.options import check_jobs, pick
-from releaselib.records import SPACE_ID
-from releaselib.stage.discover import check_env_flags, discover_envs, select_envs
-
-if TYPE_CHECKING:
-    pass
 
 HELP = {
     **helps("repo", "version", "namespace", "suffix", "json", "hub_endpoint"),
     # spelt out so --help loads no releaselib.verify.candidates; tests/test_cli.py checks they match
-    "probe_jobs": "how many Spaces to probe at once (default 16, or fewer Spaces)",
+    "probe_jobs": "how many Spaces to probe at once (default 64, or fewer Spaces: every one)",
     "env": "env whose candidate to verify (repeatable; default: every Space with the suffix)",
     "space_id": "also verify this owner/name Space (repeatable); only a candidate of this "
     "release is recorded, any other is printed",
@@ -45,6 +36,9 @@ HELP = {
 
 def number(name: str, flag: str | None, configured: dict[str, Any], default: float) -> float:
     """A positive number from its flag, environment variable, invoke config or default."""
+    from releaselib.config import check_seconds
+    from releaselib.options import pick
+
     return check_seconds(pick(name, flag, configured, default), f"--{name}", default)
 
 
@@ -78,8 +72,13 @@ def verify(
     comes from the flags or the release's ledger.
     """
 
+    from releaselib import console as out
+    from releaselib import step_tables as tables
     from releaselib.hub.client import Hub
     from releaselib.ledger.step_records import NOT_RECORDED, candidate_of, record_verdicts
+    from releaselib.options import check_jobs, pick
+    from releaselib.records import SPACE_ID
+    from releaselib.stage.discover import check_env_flags
     from releaselib.verify.candidates import DEFAULT_TIMEOUT, PROBE_JOBS, candidates, verify_spaces
     from releaselib.verify.verdicts import exit_status
     from releaselib.verify.verify_tuple import verify_config
@@ -202,10 +201,13 @@ def recover(
     Reboots a stale BUILD_ERROR or a stuck start, recreates it if allowed. Exit 1 unless it
     passes.
     """
+    from releaselib import console as out
+    from releaselib import step_tables as tables
     from releaselib.hub.client import Hub
     from releaselib.hub.deploy import canonical_fence
     from releaselib.hub.runtime import recover as recover_space
     from releaselib.ledger.step_records import record_recovery
+    from releaselib.stage.discover import discover_envs, select_envs
     from releaselib.stage.stage_env import stage_envs
     from releaselib.verify.candidates import DEFAULT_TIMEOUT, verify_spaces
 

@@ -48,6 +48,42 @@ def test_a_binary_is_scanned_for_token_patterns(tmp_path: Path) -> None:
     assert [kind for _, kind in scan(tmp_path, "image.png", blob)] == [HF]
 
 
+NOISE = bytes(rng.randrange(256) for _ in range(200_000))  # like compressed pixels
+MEDIA = {  # what comes before a text chunk, comment or metadata box, and what closes it
+    "png": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", b"tEXtComment\x00", b"\x00"),
+    "gif": (b"GIF89a", b"\x21\xfe\x40", b"\x00\x3b"),
+    "jpeg": (b"\xff\xd8\xff\xe1", b"\xff\xfe", b"\xff\xd9"),
+    "mp4": (b"\x00\x00\x00\x18ftypisom", b"udta", b""),
+}
+
+
+def media(kind: str, text: bytes) -> bytes:
+    magic, before, after = MEDIA[kind]
+    return magic + NOISE[:5000] + before + text + after + NOISE
+
+
+@pytest.mark.parametrize("kind", MEDIA)
+@pytest.mark.parametrize("encoding", ["ascii", "utf-16-le", "utf-16-be"])
+def test_a_token_in_an_image_or_video_is_found_by_its_strings(tmp_path: Path, kind: str, encoding: str) -> None:
+    """Media is known by its magic bytes (the name says nothing) and read as its printable runs."""
+    blob = media(kind, f"note\ntoken={TOKEN}\n".encode(encoding))
+    found = scan(tmp_path, "assets/blob", blob)
+    assert [kind for _, kind in found] == [HF]
+    assert found[0][0] == blob[: blob.index("token=".encode(encoding))].count(b"\n") + 1
+
+
+def test_a_netrc_entry_in_an_image_is_found(tmp_path: Path) -> None:
+    entry = f"machine a.example.org\nlogin bob\npassword {TOKEN[3:15]}\n".encode()
+    assert [kind for _, kind in scan(tmp_path, "a.png", media("png", entry))] == ["netrc password"]
+
+
+def test_an_image_is_read_as_its_strings_not_as_three_decodings_of_its_bytes() -> None:
+    image = media("png", TOKEN.encode())
+    [text] = unpack.texts(image, "a.png")
+    assert isinstance(text, str) and TOKEN in text and len(text) < len(image) / 10
+    assert len(list(unpack.texts(b"\x00\x01" + image, "a.png"))) == 3  # no magic: every decoding
+
+
 def test_an_inline_allowlist_pragma_allows_nothing(tmp_path: Path) -> None:
     text = f'TOKEN = "{TOKEN}"  # pragma: allowlist secret\n# pragma: allowlist nextline secret\nT2 = "{TOKEN}"\n'
     assert scan(tmp_path, "settings.py", text.encode()) == [(1, HF), (3, HF)]

@@ -197,8 +197,9 @@ def test_health_errors_fail_only_on_every_ready_domain_of_a_running_space(hub: L
     assert unsure.outcome is Outcome.INCONCLUSIVE and "once it is RUNNING" in unsure.reason
 
 
-def test_probe_threads_default_to_16_or_the_candidate_count() -> None:
-    assert (probe_jobs(None, 30), probe_jobs(None, 5), probe_jobs(40, 60), probe_jobs(None, 0)) == (16, 5, 40, 1)
+def test_every_candidate_is_probed_at_once_up_to_the_ceiling_a_flag_can_lower() -> None:
+    assert (probe_jobs(None, 60), probe_jobs(None, 5), probe_jobs(None, 100)) == (60, 5, 64)
+    assert (probe_jobs(16, 60), probe_jobs(100, 60), probe_jobs(None, 0)) == (16, 60, 1)
 
 
 def test_reset_fine_but_step_500_fails(hub: LocalHub) -> None:

@@ -1,7 +1,9 @@
 """The texts a file's bytes may hold, for the secret scan: read as UTF-8 with bad bytes replaced
 (a binary's strings stay), as UTF-16 when there is a BOM or NUL bytes; gzip, bz2, xz and lzma
 content decompressed and every member of a zip file (found by its magic bytes: .whl, .docx,
-.xlsx, .npz too) read, nested up to MAX_DEPTH deep and within MAX_UNPACKED bytes per file."""
+.xlsx, .npz too) read, nested up to MAX_DEPTH deep and within MAX_UNPACKED bytes per file. A
+known image, video or audio file (by its magic bytes too) is read as its printable strings
+(``media_strings``)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from releaselib.records import SecretFinding
+from releaselib.stage.media_strings import is_media, media_strings
 
 #: The most decompressed bytes of one file (all its archive members and compressed layers
 #: together) that are scanned; more is a finding.
@@ -50,6 +53,9 @@ def texts(
     """The texts a file's bytes may hold; a SecretFinding for compressed content too big to
     scan (``budget``: the decompressed bytes this file may still unpack)."""
     budget = [MAX_UNPACKED] if budget is None else budget
+    if is_media(data):
+        yield media_strings(data)
+        return
     if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
         yield data.decode("utf-16", errors="replace")
     yield data.decode("utf-8", errors="replace")

@@ -4,8 +4,8 @@ A candidate passes only when a real ``POST /reset`` and a schema-correct ``POST 
 on one of its READY domains. Every READY domain is probed (the others only when none is READY)
 with the token's ``Authorization`` header, since private Spaces answer 404 without it, and
 every attempt is kept. A Space is probed as soon as a poll shows it ready, on a pool of probe
-threads (probing is I/O-bound: 16, or fewer when there are fewer Spaces), so a verify takes
-about as long as its slowest Space.
+threads (probing is I/O-bound: one thread per Space, up to :data:`PROBE_JOBS`), so a verify
+takes about as long as its slowest Space.
 
 FAIL rests only on the Space's own evidence: an HTTP answer from its domain (see
 :mod:`releaselib.verify.probe`), a Hub-reported BUILD_ERROR or RUNTIME_ERROR with its errorMessage,
@@ -46,8 +46,9 @@ from releaselib.verify.results import VerifyResult as VerifyResult  # re-exporte
 from releaselib.verify.usable import needs_named
 
 DEFAULT_TIMEOUT = 20.0
-#: Probe threads unless told otherwise (never more than there are Spaces).
-PROBE_JOBS = 16
+#: Spaces probed at once unless told otherwise: every Space, up to this ceiling, which bounds the
+#: connections held open to the Hub's Space domains (``--probe-jobs`` lowers or raises it).
+PROBE_JOBS = 64
 #: Hub-reported stages that are the Space's own failure (with its errorMessage).
 SPACE_FAILURES = frozenset({"BUILD_ERROR", "RUNTIME_ERROR"})
 
