@@ -1,0 +1,58 @@
+"""The bound on Spaces in flight in the embedded Hub: how many build or run at once.
+
+A Space takes a slot as its build starts (before the builder's own build slot) and gives it
+back when its process stops: paused, stopped, deleted, superseded, failed, or asleep. Each
+slot belongs to one generation of a Space (a commit or restart starts a new one), so a
+generation that was superseded while it waited never takes one, and a late release by an
+old generation never frees its successor's.
+"""
+
+from __future__ import annotations
+
+import threading
+
+
+class InFlight:
+    """At most ``limit`` Spaces in flight (None: no bound), and the most there ever were."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = limit
+        self.peak = 0
+        self._holders: dict[str, int] = {}  # Space id -> the generation holding its slot
+        self._newest: dict[str, int] = {}  # Space id -> the newest generation announced
+        self._changed = threading.Condition()
+
+    @property
+    def held(self) -> int:
+        with self._changed:
+            return len(self._holders)
+
+    def take(self, space: str, generation: int) -> bool:
+        """Wait for a slot for ``space``'s ``generation``; False, holding nothing, as soon as
+        a newer generation of it began (:meth:`moved_on`)."""
+        with self._changed:
+            while True:
+                if self._newest.get(space, generation) > generation:
+                    return False
+                if self.limit is None or len(self._holders) < self.limit:
+                    self._holders[space] = generation
+                    self.peak = max(self.peak, len(self._holders))
+                    return True
+                self._changed.wait()
+
+    def moved_on(self, space: str, generation: int) -> None:
+        """``space``'s ``generation`` began and its older process stopped: an older
+        generation's slot is free, and an older generation still waiting gives up."""
+        with self._changed:
+            self._newest[space] = max(self._newest.get(space, generation), generation)
+            if self._holders.get(space, generation) < generation:
+                del self._holders[space]
+            self._changed.notify_all()
+
+    def release(self, space: str, generation: int) -> None:
+        """``space``'s ``generation`` stopped (or never started) its process: free its slot
+        if it holds one."""
+        with self._changed:
+            if self._holders.get(space) == generation:
+                del self._holders[space]
+                self._changed.notify_all()
