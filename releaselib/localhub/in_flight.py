@@ -9,7 +9,30 @@ old generation never frees its successor's.
 
 from __future__ import annotations
 
+import os
 import threading
+from pathlib import Path
+
+#: What one Space in flight may take: a venv Space of a real env runs in about 300-400 MB.
+SPACE_MEMORY = 400 * 1024 * 1024
+
+
+def default_spaces() -> int:
+    """The rehearsal's bound unless told: one Space per core (at least 2), no more than the
+    available memory holds at :data:`SPACE_MEMORY` each (at least 1)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return min(max(2, cores or 1), max(1, _available_memory() // SPACE_MEMORY))
+
+
+def _available_memory() -> int:
+    """MemAvailable from /proc/meminfo, else free physical pages (other systems)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
 
 class InFlight:
