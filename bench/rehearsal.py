@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -55,7 +56,8 @@ def make_checkout(root: Path, extra: int) -> list[str]:
         env = root / "envs" / name
         shutil.copytree(examples / "envs" / "echo_env", env, ignore=ignore)
         for path in (p for p in env.rglob("*") if p.is_file()):
-            path.write_text(path.read_text().replace("echo_env", name).replace("echo-", f"{name}-"))
+            text = re.sub(r"\becho_env\b", name, path.read_text())  # not echo_environment
+            path.write_text(text.replace("echo-", f"{name}-"))
         pyproject = env / "pyproject.toml"
         core = '"openenv[core]>=0.2.1",'
         pyproject.write_text(pyproject.read_text().replace(core, f'{core}\n    "{package}",'))
