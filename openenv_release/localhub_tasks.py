@@ -29,6 +29,8 @@ from releaselib.errors import UsageError
         "BUILD_ERROR)",
         "build_timeout": "seconds a build may take before it is a BUILD_ERROR (default 900)",
         "build_jobs": "builds that run at once (default 2)",
+        "spaces": "at most N Spaces build or run at once; the others wait BUILDING, queued, "
+        "until one is paused, stopped, deleted or fails (default: no bound)",
         "print_env": "print export HF_ENDPOINT=… HF_TOKEN=… SSL_CERT_FILE=… lines for eval",
     }
 )
@@ -41,16 +43,19 @@ def serve(
     openenv: str = "",
     build_timeout: int = 0,
     build_jobs: int = 0,
+    spaces: str = "",
     print_env: bool = False,
 ) -> None:
     """Print {"endpoint", "token", "ca_bundle"} as one JSON line, then serve until Ctrl-C."""
     from releaselib.localhub.serve import TERMINATED
     from releaselib.localhub.serve import serve as serve_hub
+    from releaselib.options import check_jobs
     from releaselib.space_runtime.builders import BUILDERS
 
     with reported():
         if builder not in BUILDERS:
             raise UsageError(f"--builder {builder!r}: choose one of {', '.join(BUILDERS)}")
+        bound = check_jobs(spaces, "--spaces") if spaces else None
     given: dict[str, Any] = {"build_timeout": build_timeout, "build_jobs": build_jobs}
     stopped_by = serve_hub(
         port=port,
@@ -59,6 +64,7 @@ def serve(
         builder=builder,
         openenv=Path(openenv) if openenv else None,
         print_env=print_env,
+        spaces=bound,
         **{name: value for name, value in given.items() if value},
     )
     if stopped_by == signal.SIGTERM:

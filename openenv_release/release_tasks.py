@@ -198,6 +198,7 @@ def release(
         "timeout",
         "wait",
         "no_lock",
+        "spaces",
         repo="an OpenEnv checkout to rehearse instead of the bundled examples/ (a private copy "
         "of what git tracks there; the checkout is never written)",
         builder="the embedded Hub's builder: host (the tool's own Python; the default without "
@@ -226,6 +227,7 @@ def rehearse(
     timeout: str | None = None,
     wait: str | None = None,
     no_lock: bool = False,
+    spaces: str | None = None,
 ) -> None:
     """A whole release against the embedded Hub, no account: of examples/, or of --repo PATH.
 
@@ -236,6 +238,7 @@ def rehearse(
 
     from releaselib import console as out
     from releaselib.localhub import Scenario
+    from releaselib.localhub.in_flight import default_spaces
     from releaselib.options import check_jobs
     from releaselib.private_copy import check_source
     from releaselib.rehearse import (
@@ -265,6 +268,7 @@ def rehearse(
         }
         build_seconds = check_seconds(build_timeout or BUILD_TIMEOUT, "--build-timeout")
         jobs = check_jobs(build_jobs or BUILD_JOBS, "--build-jobs")
+        bound = check_jobs(spaces, "--spaces") if spaces is not None else default_spaces()
         if repo:
             check_source(Path(repo))
         copy_to = Path(briefing) if briefing else default_briefing(Path(repo)) if repo else None
@@ -286,6 +290,7 @@ def rehearse(
                 envs=env or [],
                 build_timeout=build_seconds,
                 build_jobs=jobs,
+                spaces=bound,
                 allowed_secrets=allowed,
                 kept=keep is not None,
                 lock=not no_lock,

@@ -139,6 +139,7 @@ def rehearse(
     on_progress: Progress | None = None,
     kept: bool = False,
     lock: bool = True,
+    spaces: int | None = None,
 ) -> Rehearsal:
     """Run the rehearsal in ``workdir`` (which must not exist yet) and report how it ended.
 
@@ -153,7 +154,8 @@ def rehearse(
     build and run stages, probing and verdict, as release's live board does.
     ``kept``: ``workdir`` outlives the rehearsal (``--keep``); else nothing printed or returned
     names a path in it or a command that needs it or the stopped Hub. ``lock``: False for
-    release's ``--no-lock``.
+    release's ``--no-lock``. ``spaces``: at most that many Spaces build or run at once in the
+    embedded Hub (None: no bound); either way each Space is paused once its verdict is in.
     """
     check_keep(workdir, repo)
     if repo is None:
@@ -169,6 +171,7 @@ def rehearse(
         openenv=checkout,
         build_timeout=build_timeout,
         build_jobs=build_jobs,
+        spaces=spaces,
     )
     with embedded as local:
         on_event(f"embedded Hub at {local.endpoint} (builder {builder}, until the rehearsal ends)")
@@ -197,6 +200,7 @@ def rehearse(
             allowed_secrets=allowed_secrets,
             allow_embedded_hub=True,  # the private copy: its next commands may pin it too
             lock=lock,
+            stop_judged=True,  # the embedded Hub's next Space takes the slot it frees
         )
         if repo is None:  # timings tuned to slow_env; a real checkout gets release's own
             tuned = 300.0 if builder in ("host", "venv") else 900.0  # image builds take minutes
@@ -209,13 +213,20 @@ def rehearse(
         result = Release(
             config, resolution, hub, registry, ledger, options, events, on_progress
         ).run(specs)
-        spaces = hub.list_spaces(NAMESPACE)
-        rows = listed_board(ledger, spaces, config)
-        commits = {s.id: hub.commit_count(s.id) for s in spaces}
+        listed = hub.list_spaces(NAMESPACE)
+        rows = listed_board(ledger, listed, config)
+        commits = {s.id: hub.commit_count(s.id) for s in listed}
         statuses = dict(local.counters().by_status)
+        peak = local.in_flight.peak
     source = "examples/" if repo is None else str(repo.resolve())
     restart = restart_hub(workdir, builder, port, checkout if builder != "host" else None)
-    rehearsal = {"builder": builder, "source": source, "kept": kept}
+    rehearsal = {
+        "builder": builder,
+        "source": source,
+        "kept": kept,
+        "spaces": spaces,  # None: no bound
+        "in_flight_peak": peak,
+    }
     report = {"rehearsal": rehearsal, **result.report}
     if kept:
         rehearsal["restart_hub"] = restart

@@ -64,6 +64,9 @@ class ReleaseOptions:
     allow_embedded_hub: bool = False
     #: lock each env's dependencies at staging (``--no-lock``: False)
     lock: bool = True
+    #: pause each Space once its verdict is in, candidates and canonicals alike (a rehearsal
+    #: only: the embedded Hub's next Space takes its slot; a real Hub keeps them running)
+    stop_judged: bool = False
 
     def __post_init__(self) -> None:
         for flag, step in (("--from", self.from_step), ("--until", self.until_step)):
@@ -267,6 +270,7 @@ class Release:
             tls=self.options.tls,
             on_update=self.progress or (lambda space_id, status: None),
             rehearsal=self.options.rehearsal,
+            stop_judged=self.options.stop_judged,
         )
         for result, stands in record_verdicts(self.ledger, results):
             kept = "" if stands is None else "; the recorded verdict stands"
@@ -288,6 +292,7 @@ class Release:
                 self.options.interval,
                 self.options.tls,
                 self.options.rehearsal,
+                self.options.stop_judged,
             ),
             envs=envs,
             on_update=self.progress,

@@ -93,7 +93,11 @@ def locked_cell(entry: EnvEntry) -> Cell:
 
 def built_cell(entry: EnvEntry, runtime: str | None) -> Cell:
     """The candidate's runtime stage (the Hub's listing, else the one verify saw): built when
-    it starts, runs, sleeps or failed at run time; archived once cleanup paused or deleted it."""
+    it starts, runs, sleeps or failed at run time; archived once cleanup paused or deleted it.
+    A rehearsal's pause after the verdict (``stopped``) archives nothing: verify's stage counts."""
+    seen = data(entry, "verify")
+    if runtime in ARCHIVED and seen.get("stopped"):
+        runtime = seen.get("stage")
     if entry.get("cleanup") is not None or runtime in ARCHIVED:
         return Cell.ARCHIVED
     if runtime in BUILT:

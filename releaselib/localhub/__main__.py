@@ -1,6 +1,6 @@
 """``python -m releaselib.localhub [--port 0] [--state-dir DIR] [--scenario FILE] [--builder B]
-[--openenv PATH] [--build-timeout S] [--build-jobs N] [--print-env]``: ``serve.serve`` from the
-command line (the ``localhub.serve`` task calls the same function)."""
+[--openenv PATH] [--build-timeout S] [--build-jobs N] [--spaces N] [--print-env]``:
+``serve.serve`` from the command line (the ``localhub.serve`` task calls the same function)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from releaselib.errors import ReleaseError
+from releaselib.errors import ReleaseError, UsageError
 from releaselib.localhub import serve as serving
 from releaselib.localhub.serve import TERMINATED
+from releaselib.options import check_jobs
 from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT, BUILDERS
 
 
@@ -33,6 +34,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--openenv", type=Path, help="OpenEnv checkout the venv builder installs")
     parser.add_argument("--build-timeout", type=float, default=BUILD_TIMEOUT, help="seconds")
     parser.add_argument("--build-jobs", type=int, default=BUILD_JOBS, help="builds at once")
+    parser.add_argument(
+        "--spaces",
+        type=_at_least_one,
+        help="at most N Spaces build or run at once; the others wait BUILDING, queued, until "
+        "one is paused, stopped, deleted or fails (default: no bound)",
+    )
     parser.add_argument("--print-env", action="store_true", help="print export lines for eval")
     args = parser.parse_args(argv)
     try:
@@ -44,6 +51,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             openenv=args.openenv,
             build_timeout=args.build_timeout,
             build_jobs=args.build_jobs,
+            spaces=args.spaces,
             print_env=args.print_env,
         )
     except ReleaseError as exc:  # bad input: one line, its exit code, no traceback
@@ -51,6 +59,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(exc.exit_code) from None
     if stopped_by == signal.SIGTERM:
         raise SystemExit(TERMINATED)
+
+
+def _at_least_one(value: str) -> int:
+    try:
+        return check_jobs(value, "--spaces")
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(exc.one_line()) from None
 
 
 if __name__ == "__main__":

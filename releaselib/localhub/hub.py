@@ -17,6 +17,7 @@ from starlette.types import Scope
 
 from releaselib.localhub import collections_api, repos_api, spaces_api
 from releaselib.localhub.apicommon import HubContext, HubHTTPError
+from releaselib.localhub.in_flight import InFlight
 from releaselib.localhub.middleware import CONTROL_PREFIX, TrafficMiddleware
 from releaselib.localhub.requestlog import Counters, RequestLog, RequestRecord
 from releaselib.localhub.scenario import FaultInjector, Scenario
@@ -38,7 +39,8 @@ class LocalHub:
     the Hub accepts (default: the stored one, else a new ``hf_local_...``). ``builder`` chooses
     what stands in for a Space's RUN steps (``releaselib.space_runtime.builders``): ``host``,
     ``venv``, ``podman`` or ``docker`` (EngineUnavailable here when that engine does not answer),
-    whose OpenEnv requirement comes from the ``openenv`` checkout when given.
+    whose OpenEnv requirement comes from the ``openenv`` checkout when given. ``spaces``: at
+    most that many Spaces build or run at once, the others BUILDING and queued (None: no bound).
     """
 
     def __init__(
@@ -54,6 +56,7 @@ class LocalHub:
         openenv: Path | None = None,
         build_timeout: float = BUILD_TIMEOUT,
         build_jobs: int = BUILD_JOBS,
+        spaces: int | None = None,
     ) -> None:
         self._owned_dir: Path | None = None
         if state_dir is None:
@@ -64,6 +67,7 @@ class LocalHub:
         self._user = user
         self._page_size = page_size
         self._token = token
+        self._spaces = spaces
         try:
             self._builder = make_builder(
                 builder,
@@ -84,6 +88,7 @@ class LocalHub:
         self._stop: asyncio.Event | None = None
         self._endpoint: str | None = None
         self._store: HubStore | None = None
+        self._runtimes: SpaceRuntimes | None = None
 
     # lifecycle
     def start(self) -> LocalHub:
@@ -146,6 +151,13 @@ class LocalHub:
             "no_proxy": "127.0.0.1,localhost",
         }
 
+    @property
+    def in_flight(self) -> InFlight:
+        """The bound on Spaces in flight, and the most there were at once (``peak``)."""
+        if self._runtimes is None:
+            raise RuntimeError("localhub has not started")
+        return self._runtimes.in_flight
+
     def counters(self) -> Counters:
         return self.log.counters()
 
@@ -170,7 +182,9 @@ class LocalHub:
                 log=self.log,
                 injector=injector,
                 builder=self._builder,
+                spaces=self._spaces,
             )
+            self._runtimes = runtimes
             served = ServedApp(self._app(store, runtimes, injector), port=self._port)
             await served.start()
             for repo in store.repos("spaces"):

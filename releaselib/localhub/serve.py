@@ -52,12 +52,14 @@ def serve(
     openenv: Path | None = None,
     build_timeout: float = BUILD_TIMEOUT,
     build_jobs: int = BUILD_JOBS,
+    spaces: int | None = None,
 ) -> signal.Signals | None:
     """Serve until SIGINT or SIGTERM, then stop every Space process and build; the signal that
     stopped it (the caller exits :data:`TERMINATED` on SIGTERM). Call from the main thread.
 
     ``builder`` defaults to ``venv``: a Hub serving a real checkout must install what its Spaces
-    declare (under ``host`` nothing is, and a missing package is no verdict)."""
+    declare (under ``host`` nothing is, and a missing package is no verdict). ``spaces``: at
+    most that many Spaces build or run at once (None: no bound)."""
     stopped = threading.Event()
     received: list[signal.Signals] = []
 
@@ -76,6 +78,7 @@ def serve(
         openenv=openenv,
         build_timeout=build_timeout,
         build_jobs=build_jobs,
+        spaces=spaces,
     ).start()
     try:
         # The one place the token is printed: the caller needs it to talk to this Hub.

@@ -1,7 +1,9 @@
 """The Spaces' runtime: builds, stages, processes (or containers) and domains of every Space.
 
 A commit or restart bumps the Space's generation and starts a build thread; a thread whose
-generation is no longer current stops touching the Space, so a newer commit always wins.
+generation is no longer current stops touching the Space, so a newer commit always wins. With a
+``spaces`` bound, a build first waits (BUILDING, queued) for one of the Spaces in flight
+(:mod:`releaselib.localhub.in_flight`), which it holds until its process stops.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import httpx
 
 from releaselib.localhub.domains import SpaceDomain
+from releaselib.localhub.in_flight import InFlight
 from releaselib.localhub.requestlog import RequestLog
 from releaselib.localhub.scenario import FaultInjector, Scenario, SpaceBehaviour
 from releaselib.localhub.store import Commit, HubStore, Repo
@@ -34,6 +37,8 @@ WAKE_TIMEOUT = 120.0
 #: How long stopping a Space waits for its starting thread to notice.
 _STOP_WAIT = 120.0
 _POLL = 0.05
+#: Stages in which a Space's process has stopped (or never started): its slot is free.
+_ENDED = frozenset({"BUILD_ERROR", "RUNTIME_ERROR", "SLEEPING"})
 
 
 @dataclass
@@ -65,6 +70,7 @@ class SpaceRuntimes:
         log: RequestLog,
         injector: FaultInjector,
         builder: Builder | None = None,
+        spaces: int | None = None,
     ) -> None:
         self._store = store
         self._builder = builder or HostBuilder()
@@ -76,6 +82,7 @@ class SpaceRuntimes:
         self._spaces: dict[str, _Space] = {}
         self._lock = threading.Lock()
         self._client = httpx.AsyncClient(trust_env=False, timeout=300)
+        self.in_flight = InFlight(spaces)
 
     # called by the Hub API (on the event loop)
     def runtime(self, repo: Repo) -> dict[str, Any]:
@@ -87,6 +94,7 @@ class SpaceRuntimes:
             process = space.process
             if space.stage == "RUNNING" and process and process.exit_code() is not None:
                 space.stage, space.error = "RUNTIME_ERROR", _crash_message(process)
+                self.in_flight.release(space.repo_id, space.generation)
             runtime = _runtime_dict(
                 space.stage, space.sha, space.error, space.domains, self._builder.name
             )
@@ -111,8 +119,10 @@ class SpaceRuntimes:
     async def pause(self, repo: Repo) -> dict[str, Any]:
         space = await self._ensure(repo.id)
         process = self._supersede(space, "PAUSED")
+        generation = space.generation
         if process is not None:
             await asyncio.to_thread(process.stop)
+        self.in_flight.moved_on(repo.id, generation)
         return self.runtime(repo)
 
     async def adopt(self, repo: Repo) -> None:
@@ -225,6 +235,9 @@ class SpaceRuntimes:
     ) -> None:
         if old is not None:
             old.stop()
+        self.in_flight.moved_on(space.repo_id, generation)
+        if not self.in_flight.take(space.repo_id, generation):
+            return  # a newer generation began while this one waited for a slot
         if not self._wait(space, generation, delay):
             return
         behaviour = space.behaviour
@@ -314,12 +327,16 @@ class SpaceRuntimes:
             space.stage, space.error, space.queued = stage, error, False
             if process is not None:
                 space.process = process
-            return True
+        if stage in _ENDED:
+            self.in_flight.release(space.repo_id, generation)
+        return True
 
     async def _shut(self, space: _Space) -> None:
         process = self._supersede(space, "STOPPED")
+        generation = space.generation
         if process is not None:
             await asyncio.to_thread(process.stop)
+        self.in_flight.moved_on(space.repo_id, generation)
         for thread in space.threads:
             await asyncio.to_thread(thread.join, _STOP_WAIT)
         with self._lock:

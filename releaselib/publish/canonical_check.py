@@ -45,6 +45,7 @@ class CheckOptions:
     interval: float = 2.0
     tls: ssl.SSLContext | None = None
     rehearsal: str | None = None
+    stop_judged: bool = False  # a rehearsal: pause each canonical once its verdict is in
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,7 @@ def check_canonicals(
         tls=options.tls,
         on_update=on_update,
         rehearsal=options.rehearsal,
+        stop_judged=options.stop_judged,
         envs={p.target: p.env for p in promoted},
     )
     checks = []

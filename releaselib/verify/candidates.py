@@ -18,7 +18,8 @@ An env's declared needs (secrets, hardware, outside services) go with every resu
 (``declared_needs``). An error the env reports that names one of them is INCONCLUSIVE naming it
 (see :mod:`releaselib.verify.usable`). In a rehearsal, any FAIL of an env with needs is
 INCONCLUSIVE naming them, since the rehearsal cannot give them, except a BUILD_ERROR: the build
-failed before any need could matter (see :func:`rehearsed`).
+failed before any need could matter (see :func:`rehearsed`). A rehearsal also pauses each Space
+once its verdict is in (``stop_judged``), so the embedded Hub's next Space can take its slot.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Any
 
 import httpx
 
+from releaselib.errors import HubError
 from releaselib.hub.client import Hub
 from releaselib.hub.runtime import Domain, SpaceState, watch
 from releaselib.ledger.ledger import Ledger
@@ -104,12 +106,15 @@ def verify_spaces(
     on_update: Update | None = None,
     rehearsal: str | None = None,
     envs: Mapping[str, str] | None = None,
+    stop_judged: bool = False,
 ) -> list[VerifyResult]:
     """Wait for each Space to be terminal, probe the ready ones, and return one result each,
     in input order. ``timeout`` is per request; an env's plugin may ask for a longer one.
     ``jobs`` probe threads (default :func:`probe_jobs`). ``rehearsal`` names the embedded
     Hub's builder when this is a rehearsal (see :func:`rehearsed`). ``envs`` names the env of
-    a Space whose name is not ``<env><suffix>`` (a canonical Space after promotion)."""
+    a Space whose name is not ``<env><suffix>`` (a canonical Space after promotion).
+    ``stop_judged``: pause each Space once judged (:func:`stop_after_verdict`); only a
+    rehearsal asks, never against a real Hub."""
     named = envs or {}
     plans = {
         sid: plan_for(registry, named.get(sid) or env_of(sid, suffix), timeout)
@@ -119,13 +124,18 @@ def verify_spaces(
     headers = hub.auth_header()
     notify = on_update or (lambda space_id, status: None)
 
+    def judged(result: VerifyResult) -> VerifyResult:
+        notify(result.space_id, result.outcome.value)
+        if stop_judged and (result := stop_after_verdict(hub, result)).stopped:
+            notify(result.space_id, f"{result.outcome.value} (stopped)")
+        return result
+
     def check(state: SpaceState) -> VerifyResult:
         plan = plans[state.space_id]
         result = check_space(state, plan, headers=headers, tls=context)
         if rehearsal is not None:
             result = rehearsed(result, plan.needs, rehearsal)
-        notify(state.space_id, result.outcome.value)
-        return result
+        return judged(result)
 
     futures: dict[str, Future[VerifyResult]] = {}
     states: Mapping[str, SpaceState] = {}
@@ -139,11 +149,25 @@ def verify_spaces(
                     notify(space_id, "probing" if state.ready else state.stage or "missing")
                     futures[space_id] = pool.submit(check, state)
                 else:
-                    notify(space_id, state.stage or "?")
+                    notify(space_id, "queued" if state.queued else state.stage or "?")
         return [
-            futures[sid].result() if sid in futures else _still_waiting(plan, states[sid], wait)
+            futures[sid].result()
+            if sid in futures
+            else judged(_still_waiting(plan, states[sid], wait))
             for sid, plan in plans.items()
         ]
+
+
+def stop_after_verdict(hub: Hub, result: VerifyResult) -> VerifyResult:
+    """Pause the Space ``result`` judges (``stopped`` set), unless the Hub reports it failed
+    (nothing runs) or the pause fails (it keeps running; the verdict stands either way)."""
+    if result.state.failed:
+        return result
+    try:
+        hub.pause(result.space_id)
+    except HubError:
+        return result
+    return dataclasses.replace(result, stopped=True)
 
 
 def probe_jobs(jobs: int | None, spaces: int) -> int:

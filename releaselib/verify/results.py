@@ -62,6 +62,7 @@ class VerifyResult:
     our_error: bool = False  # INCONCLUSIVE for a cause on our side; the reason says what to do
     needs: tuple[str, ...] = ()  # INCONCLUSIVE: the env lacked these declared needs
     declared_needs: tuple[str, ...] = ()  # everything its plugin says it needs
+    stopped: bool = False  # a rehearsal paused the Space once this verdict was in
 
     @property
     def success(self) -> bool:
@@ -106,6 +107,7 @@ class VerifyResult:
             "our_error": self.our_error,
             "needs": list(self.needs),
             "declared_needs": list(self.declared_needs),
+            "stopped": self.stopped,
             "evidence": evidence(decisive),
             "commit": self.state.sha,
             "hardware": self.state.hardware,

@@ -30,11 +30,20 @@ def rehearsal(tmp_path_factory: pytest.TempPathFactory):
 PROGRESS: list[tuple[str, str]] = []
 
 
-def test_the_live_board_hears_each_spaces_upload_build_probe_and_verdict(rehearsal) -> None:
+def test_the_live_board_hears_each_spaces_upload_build_probe_verdict_and_stop(rehearsal) -> None:
     for env, (outcome, _) in INTENDED.items():
         heard = [stage for space_id, stage in PROGRESS if space_id == f"openenv/{env}-0.2.2"]
         assert heard[0].startswith("uploading ") and heard[1].startswith("deployed "), heard
-        assert heard.index("probing") > 1 and heard[-1] == outcome, heard
+        assert 1 < heard.index("probing") < heard.index(outcome), heard
+        assert heard[-1] == f"{outcome} (stopped)", heard  # paused once judged
+
+
+def test_each_space_is_paused_once_judged_and_the_board_says_built_not_archived(rehearsal) -> None:
+    result, _, _, _ = rehearsal
+    for row in result.board:
+        assert (row.runtime, row.cells["built"].name) == ("PAUSED", "DONE"), row
+    assert result.report["rehearsal"]["spaces"] is None  # no bound asked: the library's default
+    assert "Each Space was paused once its verdict was in" in result.briefing.read_text()
 
 
 def test_every_example_env_ends_as_intended(rehearsal) -> None:

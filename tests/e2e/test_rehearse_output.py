@@ -43,7 +43,7 @@ def test_without_keep_nothing_printed_points_into_the_removed_workspace(checkout
     assert done.returncode == 0, done.stderr[-2000:]
     printed = done.stdout + done.stderr
     assert "openenv-rehearsal-" not in printed and not list((cwd / "tmp").iterdir())  # removed, unnamed
-    assert f"echo_env (RUNNING): next, {GONE}" in done.stdout and "--keep DIR" in done.stdout
+    assert f"echo_env (PAUSED): next, {GONE}" in done.stdout and "--keep DIR" in done.stdout
     assert "briefing: " not in done.stdout and "openenv-release cleanup" not in done.stdout
     saved = cwd / "rehearsal-briefing.md"  # copied out of the workspace: it exists
     assert f"briefing copied to {saved}" in done.stdout
@@ -64,7 +64,7 @@ def test_with_keep_the_printed_restart_then_the_next_command_run_as_printed(chec
     lines = done.stdout.splitlines()
     start = lines.index("the embedded Hub stopped with the rehearsal; to run the next commands above, start it again first:")
     serve, wait = (line.strip() for line in lines[start + 1 : start + 3])
-    (next_line,) = [line.split(": next, ", 1)[1] for line in lines if line.startswith("echo_env (RUNNING): next, ")]
+    (next_line,) = [line.split(": next, ", 1)[1] for line in lines if line.startswith("echo_env (PAUSED): next, ")]
     assert serve.startswith("openenv-release localhub.serve --builder host") and serve.endswith(f"> {kept / 'hub.env'} &")
     assert "until [ -s" in wait and next_line.startswith("openenv-release cleanup ")
     serving = subprocess.Popen(  # the printed line, but for `openenv-release` and its redirect
