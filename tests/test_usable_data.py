@@ -154,7 +154,7 @@ def test_an_error_answering_the_schemas_action_is_our_guess_refused_and_its_prob
     refused (INCONCLUSIVE, never pinned), with the remedy; the plugin's step probe passes."""
     wrong = results["step_error_env"]
     assert wrong.outcome is Outcome.INCONCLUSIVE and wrong.our_error, wrong.reason
-    assert wrong.reason.startswith("probe error: POST /step answered an observation with error: unknown command ''")
+    assert "probe error: POST /step answered an observation with error: unknown command ''" in wrong.reason
     assert "the /step body was derived from /schema" in wrong.reason
     assert "give the env's plugin a step probe (docs/adding-a-plugin.md §4)" in wrong.reason
     assert ("POST /step", '{"action":{"command":""}}') in sent(wrong)
