@@ -26,6 +26,7 @@ BENCHMARKS = (
     "verify_vs_upstream",
     "release_34",
     "build_spaces",
+    "rehearsal",
 )
 
 
