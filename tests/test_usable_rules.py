@@ -275,3 +275,42 @@ def test_a_validation_error_of_the_envs_own_field_is_not_one_of_our_arguments() 
     own = "Error executing tool search: 1 validation error for IndexSettings\nquery_index_path\n  Input should be a valid path"
     assert not rejects_arguments(own, {"query": "x"})
     assert rejects_arguments("1 validation error for call[search]\nquery\n  Input should be a valid string", {"query": 1})
+
+
+@pytest.mark.parametrize(
+    "healthy",
+    [
+        {"text": "you may reset before your third move"},
+        {"diagnostics": "variable 'x' is used but not initialized"},
+        {"last_response": {"status_code": 503, "body": "upstream down"}},  # data about a call
+        {"prediction": 1.5, "error": 0.25},  # a regression env's metric
+    ],
+)
+def test_words_and_numbers_a_healthy_env_answers_with_pass(healthy: dict[str, Any]) -> None:
+    assert probe(env(reset=observed(healthy), step=observed(healthy))).outcome is Outcome.PASS
+
+
+@pytest.mark.parametrize(
+    "hollow",
+    [
+        "RuntimeError: Environment has not been reset; no active episode",
+        "No active episode. Please reset the env first.",
+    ],
+)
+def test_an_answer_saying_there_is_no_episode_fails(hollow: str) -> None:
+    result = probe(env(reset=observed({"message": hollow})))
+    assert result.outcome is Outcome.FAIL and "not started" in result.reason
+
+
+@pytest.mark.parametrize(
+    "crash",
+    [
+        {"error": "Traceback (most recent call last):\n  ZeroDivisionError: division by zero"},
+        {"message": "RuntimeError: call reset() before step()"},
+        {"status_code": 500, "message": "Internal Server Error"},
+    ],
+)
+def test_a_crash_answering_the_step_we_derived_is_the_envs_fail(crash: dict[str, Any]) -> None:
+    """No action excuses these: a crash sent as a 200 is FAIL even for our guessed action."""
+    result = probe(env(step=observed(crash)))
+    assert result.outcome is Outcome.FAIL and not result.our_error, result.reason

@@ -35,7 +35,11 @@ NOT_RUN_PAIRS = frozenset({("git", "clone"), ("go", "build"), ("hf", "download")
 #: Packages whose install the builder need not run: git (the host's serves git+ installs, and
 #: staging adds its install itself) and what comes with it.
 HOST_HAS = frozenset({"git", "ca-certificates"})
-#: A resolver that found no solution: the Space's own requirements, whatever was skipped.
+#: Commands that fetch files (a wheel a later install may need).
+FETCHES = frozenset({"curl", "wget", "huggingface-cli"})
+FETCH_PAIRS = frozenset({("git", "clone"), ("hf", "download")})
+#: A resolver that found no solution: the Space's own requirements, unless a skipped step
+#: fetched files before it (a wheel it would have found).
 UNRESOLVABLE = re.compile(
     r"No matching distribution found|Could not find a version that satisfies"
     r"|No solution found when resolving|requirements are unsatisfiable|ResolutionImpossible"
@@ -52,6 +56,18 @@ def skipped_steps(layout: Layout) -> list[RunStep]:
         for run in layout.plan.stages[index].runs
         if any(_not_run(words) for words in shell_commands(run.text))
     ]
+
+
+def _fetches(run: RunStep) -> bool:
+    """Whether the step fetches files (``curl``, ``wget``, ``git clone``...)."""
+    for words in shell_commands(run.text):
+        words = command_words(words)
+        if words and (
+            posixpath.basename(words[0]) in FETCHES
+            or (words[0], words[1] if len(words) > 1 else "") in FETCH_PAIRS
+        ):
+            return True
+    return False
 
 
 def _not_run(words: list[str]) -> bool:
@@ -77,15 +93,15 @@ def _not_run(words: list[str]) -> bool:
 def builders_doing(message: str, skipped: Sequence[RunStep], line: int) -> str | None:
     """Why the install at Dockerfile ``line`` that failed with ``message`` (its log's last
     lines) is the builder's doing, or None when it is the Space's own failure: a resolver that
-    finds no solution is the Space's own, whatever was skipped before it."""
+    finds no solution is the Space's own unless a skipped step fetched files before it."""
     if (unreachable := UNREACHABLE.search(message)) is not None:
         return (
             f"line {line} needs a host beyond the package registries ({unreachable.group(0)}), "
             "which the embedded Hub cannot reach; a real Space build can"
         )
-    if UNRESOLVABLE.search(message):
-        return None
     before = [run for run in skipped if run.line <= line]
+    if UNRESOLVABLE.search(message) and not any(_fetches(run) for run in before):
+        return None
     if not before:
         return None
     first = " ".join(before[0].text.split())

@@ -39,7 +39,13 @@ from releaselib.verify.exchange import Exchange
 from releaselib.verify.http_session import Answer, Session
 from releaselib.verify.outcome import Outcome as Outcome  # re-exported: the verdict's type
 from releaselib.verify.outcome import Stop
-from releaselib.verify.usable import error_in, is_observation, needs_named, rejects_arguments
+from releaselib.verify.usable import (
+    error_in,
+    is_observation,
+    needs_named,
+    refuses_action,
+    rejects_arguments,
+)
 from releaselib.verify.ws_episode import (
     ERROR_OBSERVATION,
     NOT_THE_ENV,
@@ -160,14 +166,19 @@ class _Episode:
     def judged(self, stop: Stop) -> Stop:
         """``stop``, for a ``/step`` body derived from ``/schema``: a FAIL on its answer says what
         to do when the env refuses that body; an error observation answering it (the env
-        handled our guess at an action and said no) is our request's, INCONCLUSIVE, unless
-        the env calls tools (their errors are read by :func:`rejects_arguments`)."""
+        handled our guess at an action and said no) is our request's, INCONCLUSIVE, unless it
+        is a crash no action excuses (:func:`refuses_action`), the ``/ws`` reset failed too,
+        or the env calls tools (their errors are read by :func:`rejects_arguments`)."""
         if stop.outcome is not Outcome.FAIL or not self.derived:
             return stop
         if not stop.reason.startswith("POST /step"):
             return stop
         said = f"{stop.reason}; {DERIVED_STEP}"
-        refused = stop.reason.startswith(f"POST /step answered {ERROR_OBSERVATION}")
+        refused = (
+            stop.reason.startswith(f"POST /step answered {ERROR_OBSERVATION}")
+            and refuses_action(stop.reason)
+            and "over /ws reset" not in stop.reason
+        )
         if refused and not self.tool_calling:
             return Stop(Outcome.INCONCLUSIVE, f"probe error: {said}", our_error=True)
         return Stop(stop.outcome, said, our_error=stop.our_error, needs=stop.needs)

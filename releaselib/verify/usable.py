@@ -6,9 +6,10 @@ a list or null) and nothing anywhere in the answer reports an error:
 - no error-like key at any depth with a non-empty value (``error``, ``errors``, ``errorMessage``,
   ``exception``, ``traceback``, ``is_error``…, in any case and spelling of separators);
 - no ``status`` of ``error``/``failed``, no ``success``/``ok`` false beside a message, no
-  ``status_code`` of 500 or more;
-- no string that is a tool's failure (``Error executing tool …``) or says the episode was
-  never started (``call reset() before step()``, ``environment not initialised``);
+  ``status_code`` of 500 or more in the answer or its observation (deeper, it is data);
+- no string that is a tool's failure (``Error executing tool …``) or says there is no episode
+  (``call reset() before step()``, ``no active episode``, ``environment not initialised``);
+- an error-like key holding a number is a metric, not an error;
 - no exit code 126/127 beside its output (a command the env needs is not there);
 - on the first reset, not ``done: true`` (in the answer or its observation, ``"true"`` too).
 
@@ -50,10 +51,12 @@ _FAILED_STATUS = frozenset({"error", "failed", "failure", "fail", "exception"})
 #: Text that reports an error in its first word: "Error executing tool …" (MCP), "Error: …",
 #: "[ERROR] …" (a tool's own text, e.g. "Error: environment not reset. Call reset() first.").
 _REPORTED_ERROR = re.compile(r"\s*(error executing tool|error:|\[error\])", re.IGNORECASE)
-#: Text that says the episode was never started: "call reset() before step()", "reset the
-#: environment first", "environment not initialised".
+#: Text that says there is no episode: "call reset() before step()", "reset the env first",
+#: "no active episode", "environment has not been reset", "environment not initialised".
 _NOT_STARTED = re.compile(
-    r"\breset\b(?:\(\))?(?: the environment)? (?:first|before)|\bnot (?:been )?initiali[sz]ed\b",
+    r"(?:call|must|need to|please)\s+reset\b|\breset\(\)\s+(?:first|before)"
+    r"|\breset (?:the )?env(?:ironment)? first|\bno active episode|\bhas not been reset"
+    r"|\b(?:env|environment) (?:is )?not (?:been )?(?:initiali[sz]ed|reset)",
     re.IGNORECASE,
 )
 #: Words that say a secret is missing or wrong.
@@ -108,6 +111,10 @@ def error_in(answer: Any, *, first_reset: bool = False, whole: bool = False) -> 
     for found in _errors(answer, limit=None if whole else LINE):
         return found
     observation = answer["observation"]
+    for fields in (answer, observation):
+        status = next((fields[k] for k in ("status_code", "statusCode") if k in fields), None)
+        if _number(status) and status >= 500:  # the answer of a crash, sent as a 200
+            return f"status code {status}: {_text(_message(fields))}"
     code = _exit_code(observation)
     if code in MISSING_COMMAND:
         output = observation.get("stderr") or observation.get("output") or observation.get("stdout")
@@ -116,6 +123,21 @@ def error_in(answer: Any, *, first_reset: bool = False, whole: bool = False) -> 
         said = next((t for t in _strings(observation) if t.strip()), None)
         return f"done on the first reset: {_text(said) if said else 'an empty observation'}"
     return None
+
+
+#: What no action can excuse: a traceback, a programming error's exception, no episode, a
+#: crash sent as a 200.
+_CRASH = re.compile(
+    r"Traceback \(most recent call last\)|with not started:|with status code 5\d\d"
+    r"|\b(?:Key|Attribute|Type|Name|ZeroDivision|Index|Runtime|Import|ModuleNotFound"
+    r"|NotImplemented|Recursion|Lookup|OS|FileNotFound|Unbound)Error\b"
+)
+
+
+def refuses_action(said: str) -> bool:
+    """Whether the error ``said`` in answer to an action can be the env refusing that action
+    (an illegal move), rather than a crash no action excuses."""
+    return _CRASH.search(said) is None
 
 
 def needs_named(error: str, needs: Sequence[str]) -> tuple[str, ...]:
@@ -185,7 +207,8 @@ def _errors(value: Any, depth: int = 0, *, limit: int | None = None) -> Iterator
     if not isinstance(value, Mapping):
         return
     for key, item in value.items():
-        if re.sub(r"[^a-z]", "", str(key).lower()) in ERROR_KEYS and _set(item):
+        named = re.sub(r"[^a-z]", "", str(key).lower()) in ERROR_KEYS
+        if named and _set(item) and not _number(item):
             yield f"{key}: {_text(_message(value) if item is True else item, limit)}"
     status = value.get("status")
     if isinstance(status, str) and status.lower() in _FAILED_STATUS:
@@ -193,11 +216,13 @@ def _errors(value: Any, depth: int = 0, *, limit: int | None = None) -> Iterator
     message = _message(value)
     if message and any(value.get(k) is False for k in ("success", "ok")):
         yield f"not successful: {_text(message, limit)}"
-    code = next((value[k] for k in ("status_code", "statusCode") if k in value), None)
-    if isinstance(code, int) and not isinstance(code, bool) and code >= 500:
-        yield f"status code {code}: {_text(message, limit)}"
     for item in value.values():
         yield from _errors(item, depth + 1, limit=limit)
+
+
+def _number(value: Any) -> bool:
+    """A number (an ``error`` that is a metric, such as a regression env's mean squared error)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _true(value: Any) -> bool:

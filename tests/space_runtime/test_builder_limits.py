@@ -44,14 +44,19 @@ def test_a_mention_a_git_install_or_a_package_list_update_is_no_skipped_step(tmp
     assert [run.line for run in skipped_steps(layout_of(tmp_path, dockerfile))] == [5]
 
 
-def test_a_resolver_with_no_solution_is_the_spaces_own_whatever_was_skipped(tmp_path: Path) -> None:
-    skipped = skipped_steps(layout_of(tmp_path, CLONED))
+def test_a_resolver_with_no_solution_is_the_spaces_own_unless_a_skipped_step_fetched_files(tmp_path: Path) -> None:
+    apt = "FROM python:3.11\nRUN apt-get update && apt-get install -y libgl1\nRUN echo\nRUN pip install x\nCMD [\"python\"]\n"
+    skipped = skipped_steps(layout_of(tmp_path, apt))
     for said in (
         "ERROR: No matching distribution found for requests>=999",
         "  No solution found when resolving dependencies:\n  we can conclude that your requirements are unsatisfiable.",
     ):
         assert builders_doing(said, skipped, 4) is None
     assert builders_doing("does not appear to be a Python project", skipped, 4) is not None
+    assert builders_doing("ERROR: No matching distribution found for x", skipped_steps(layout_of(tmp_path / "c", CLONED)), 4) is not None
+    fetched = skipped_steps(layout_of(tmp_path / "f", "FROM python:3.11\nRUN curl -o /w/x-1.0-py3-none-any.whl https://example.com/x.whl\nRUN pip install --find-links /w x==1.0\nCMD [\"python\"]\n"))
+    said = "ERROR: No matching distribution found for x==1.0"
+    assert builders_doing(said, fetched, 3) is not None  # the wheel a skipped curl would fetch
 
 
 def test_an_unreachable_host_is_the_builders_doing_and_an_own_failure_is_not() -> None:
