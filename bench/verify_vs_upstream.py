@@ -16,7 +16,8 @@ are the ratio of median wall times, ours / upstream's, and the median of the pai
 with the ceiling lowered to ``--probe-jobs 16`` (the default before every Space was probed at
 once) is measured too.
 
-Run: ``python bench/verify_vs_upstream.py [--sizes 10,30,60] [--repeats 5] [--json PATH]``.
+Run: ``python bench/verify_vs_upstream.py [--sizes 10,30,60] [--repeats 5] [--builder host]
+[--json PATH]`` (the builder only changes how long the Spaces take to start, not the probes).
 """
 
 from __future__ import annotations
@@ -65,9 +66,10 @@ class ServedHub:
 
 
 @contextmanager
-def served_hub(root: Path) -> Iterator[ServedHub]:
+def served_hub(root: Path, builder: str) -> Iterator[ServedHub]:
     (root / "scenario.yaml").write_text(SCENARIO)
     args = ["--state-dir", str(root / "hub"), "--scenario", str(root / "scenario.yaml")]
+    args += ["--builder", builder]
     process = subprocess.Popen(
         [sys.executable, "-m", "releaselib.localhub", *args], stdout=subprocess.PIPE, text=True
     )
@@ -167,9 +169,12 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--batch", type=int, default=6)
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--builder", default="venv", help="the Hub's builder: host starts the Spaces sooner"
+    )
     args = parser.parse_args()
     sizes = sorted(int(n) for n in args.sizes.split(","))
-    with tempfile.TemporaryDirectory() as tmp, served_hub(Path(tmp)) as hub:
+    with tempfile.TemporaryDirectory() as tmp, served_hub(Path(tmp), args.builder) as hub:
         ids = deploy(hub, Path(tmp), sizes[-1], args.batch)  # type: ignore[arg-type]
         connected = Hub.connect(hub.endpoint, token=hub.token)
         for space_id in ids:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -34,7 +35,7 @@ _SOURCE_KINDS = ("path", "editable", "git", "rev", "tag", "branch", "url", "inde
 
 def find_openenv_requirements(text: str, *, path: str = "pyproject.toml") -> list[str]:
     """Every OpenEnv requirement string in a pyproject's dependency lists, pinned or not."""
-    doc = parse_toml(text, path)
+    doc = parse_toml(text, path, read_only=True)
     own = own_name(doc)
     return [
         str(item)
@@ -72,7 +73,8 @@ def rewrite_pyproject(text: str, *, path: str, dist: str, ref: str) -> tuple[str
 def source_specs(text: str, path: str) -> list[tuple[int | None, str, str | None]]:
     """(line, entry, ref or None) of each OpenEnv ``[tool.uv.sources]`` entry of a pyproject:
     the ref when it is the OpenEnv repository at a fixed rev."""
-    sources = parse_toml(text, path).get("tool", {}).get("uv", {}).get("sources", {})
+    doc = parse_toml(text, path, read_only=True)
+    sources = doc.get("tool", {}).get("uv", {}).get("sources", {})
     found = []
     for key in [k for k in sources if canonicalize_name(k) in OPENENV_DISTS]:
         value = sources[key]
@@ -84,11 +86,18 @@ def source_specs(text: str, path: str) -> list[tuple[int | None, str, str | None
     return found
 
 
-def parse_toml(text: str, path: str) -> Any:
+@functools.lru_cache(maxsize=16)
+def _shared_document(text: str) -> Any:
+    return tomlkit.parse(text)
+
+
+def parse_toml(text: str, path: str, *, read_only: bool = False) -> Any:
     """The pyproject as a tomlkit document; StageError naming ``path`` if it is not valid TOML
-    or its dependency lists are not lists of requirement strings."""
+    or its dependency lists are not lists of requirement strings. ``read_only``: one document
+    per text, shared by every reader (an env's pyproject is staged at two paths, and read by
+    several checks), which must never change it."""
     try:
-        doc = tomlkit.parse(text)
+        doc = _shared_document(text) if read_only else tomlkit.parse(text)
     except ParseError as exc:
         raise StageError(f"{path}:{exc.line}: not valid TOML ({exc})", remedy=REMEDY) from exc
     project = _table(doc, "project", path)
