@@ -113,7 +113,7 @@ def error_in(answer: Any, *, first_reset: bool = False, whole: bool = False) -> 
     observation = answer["observation"]
     for fields in (answer, observation):
         status = next((fields[k] for k in ("status_code", "statusCode") if k in fields), None)
-        if _number(status) and status >= 500:  # the answer of a crash, sent as a 200
+        if isinstance(status, int | float) and _number(status) and status >= 500:  # a crash
             return f"status code {status}: {_text(_message(fields))}"
     code = _exit_code(observation)
     if code in MISSING_COMMAND:
