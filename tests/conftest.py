@@ -2,7 +2,6 @@
 tests share beyond fixtures (the wait factor, the console-script runner, the release config,
 small checkouts) is in ``tests/helpers.py``."""
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,12 +20,6 @@ def pytest_configure(config: pytest.Config) -> None:
     ``--timeout`` is given."""
     if config.getoption("timeout", None) is None and config.getini("timeout"):
         config.option.timeout = waits(float(config.getini("timeout")))
-
-
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: two workers per core. The suite mostly waits on servers it started (a third
-    of two cores busy with one worker per core)."""
-    return 2 * (os.cpu_count() or 1)
 
 
 @pytest.hookimpl(tryfirst=True)
