@@ -22,17 +22,6 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.timeout = waits(float(config.getini("timeout")))
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under ``--dist loadgroup``, a test that uses a module- or session-scoped fixture (a Hub
-    shared by its file) runs on its file's worker; every other test goes to any worker."""
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        defs = info.name2fixturedefs.values() if info is not None else ()
-        if any(chain[-1].scope != "function" for chain in defs if chain):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
-
-
 @pytest.fixture(autouse=True)
 def default_hub_client() -> Iterator[None]:
     """``Hub.connect`` installs a retrying client process-wide (as the CLI wants); put the
