@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from releaselib.edit.git_packages import PACKAGE_MANAGERS, package_command
 from releaselib.edit.shell_reader import command_words, shell_commands
@@ -54,31 +54,30 @@ def skipped_steps(layout: Layout) -> list[RunStep]:
         run
         for index in sorted(layout.roots)
         for run in layout.plan.stages[index].runs
-        if any(_not_run(words) for words in shell_commands(run.text))
+        if any(_not_run(*command) for command in _commands(run.text))
     ]
+
+
+def _commands(text: str) -> Iterator[tuple[str, str, list[str]]]:
+    """(command name, its first argument, its words) for each simple command of a RUN's shell
+    text, read from the command word (``echo apt-get`` runs ``echo``), ``sh -c`` strings too."""
+    for words in shell_commands(text):
+        words = command_words(words)
+        if words:
+            yield posixpath.basename(words[0]), words[1] if len(words) > 1 else "", words
 
 
 def _fetches(run: RunStep) -> bool:
     """Whether the step fetches files (``curl``, ``wget``, ``git clone``...)."""
-    for words in shell_commands(run.text):
-        words = command_words(words)
-        if words and (
-            posixpath.basename(words[0]) in FETCHES
-            or (words[0], words[1] if len(words) > 1 else "") in FETCH_PAIRS
-        ):
-            return True
-    return False
+    return any(
+        name in FETCHES or (name, first) in FETCH_PAIRS for name, first, _ in _commands(run.text)
+    )
 
 
-def _not_run(words: list[str]) -> bool:
-    """Whether the simple command ``words`` does what the builder does not run: read from the
-    command word (``echo apt-get`` runs nothing), a package manager's ``update``/``clean`` or
-    install of git alone left out."""
-    words = command_words(words)
-    if not words:
-        return False
-    name = posixpath.basename(words[0])
-    if (name, words[1] if len(words) > 1 else "") in NOT_RUN_PAIRS:
+def _not_run(name: str, first: str, words: list[str]) -> bool:
+    """Whether a simple command does what the builder does not run; a package manager's
+    ``update``/``clean`` or install of git alone left out."""
+    if (name, first) in NOT_RUN_PAIRS:
         return True
     if name not in NOT_RUN:
         return False

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 #: Keys (lower case, separators dropped) that hold an error when their value is set.
 ERROR_KEYS = frozenset(
@@ -113,7 +113,7 @@ def error_in(answer: Any, *, first_reset: bool = False, whole: bool = False) -> 
     observation = answer["observation"]
     for fields in (answer, observation):
         status = next((fields[k] for k in ("status_code", "statusCode") if k in fields), None)
-        if isinstance(status, int | float) and _number(status) and status >= 500:  # a crash
+        if _number(status) and status >= 500:  # the answer of a crash, sent as a 200
             return f"status code {status}: {_text(_message(fields))}"
     code = _exit_code(observation)
     if code in MISSING_COMMAND:
@@ -220,7 +220,7 @@ def _errors(value: Any, depth: int = 0, *, limit: int | None = None) -> Iterator
         yield from _errors(item, depth + 1, limit=limit)
 
 
-def _number(value: Any) -> bool:
+def _number(value: Any) -> TypeGuard[int | float]:
     """A number (an ``error`` that is a metric, such as a regression env's mean squared error)."""
     return isinstance(value, int | float) and not isinstance(value, bool)
 
