@@ -3,11 +3,14 @@
 Run: ``python bench/rehearsal.py [--extra 25] [--spaces N] [--builder venv] [--cold] [--alone]
 [--json PATH]``. The checkout is the bundled examples plus ``--extra`` small envs written for
 it (echo_env under another name, each needing one small PyPI package that its server imports),
-so the default makes 30 candidate Spaces. It reports the wall time, the peak 1-minute load
-average, the peak memory of this process and its children together (sampled each second), the
-embedded Hub's most Spaces in flight, and, with ``--alone``, each env rehearsed alone (one
-after another) and whether any verdict differs. ``--cold``: a new, empty uv cache (downloads
-every package: not for a shared machine). Without ``--spaces``, the rehearsal's default bound.
+so the default makes 30 candidate Spaces. ``--repo PATH`` rehearses that OpenEnv checkout's
+envs instead (``--env`` to choose, ``--allow-secret FILE`` for its known false positives,
+``--wait`` as release's), at release's own probe time-out. It reports the wall time, the peak
+1-minute load average, the peak memory of this process and its children together (sampled each
+second), the embedded Hub's most Spaces in flight, and, with ``--alone``, each env rehearsed
+alone (one after another) and whether any verdict differs. ``--cold``: a new, empty uv cache
+(downloads every package: not for a shared machine). Without ``--spaces``, the rehearsal's
+default bound.
 """
 
 from __future__ import annotations
@@ -25,10 +28,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from releaselib.localhub.in_flight import default_spaces
+from releaselib.records import AllowedSecret
 from releaselib.rehearse import PROBE_TIMEOUT, examples_dir, rehearse
 
 #: (PyPI package, module its server imports): small, pure Python.
@@ -114,12 +119,13 @@ def sampled() -> Iterator[dict[str, float]]:
         thread.join()
 
 
-def run(work: Path, checkout: Path, envs: list[str], builder: str, spaces: int) -> dict:
+def run(
+    work: Path, checkout: Path, envs: list[str], builder: str, spaces: int, **more: Any
+) -> dict[str, Any]:
+    """One rehearsal of ``envs``; ``more`` are :func:`rehearse`'s other arguments."""
     with sampled() as peaks:
         start = time.perf_counter()
-        result = rehearse(
-            work, repo=checkout, envs=envs, builder=builder, spaces=spaces, timeout=PROBE_TIMEOUT
-        )
+        result = rehearse(work, repo=checkout, envs=envs, builder=builder, spaces=spaces, **more)
         seconds = time.perf_counter() - start
     return {
         "wall_s": round(seconds, 1),
@@ -127,6 +133,7 @@ def run(work: Path, checkout: Path, envs: list[str], builder: str, spaces: int) 
         "peak_rss_mib": round(peaks["rss_mib"], 1),
         "in_flight_peak": result.report["rehearsal"]["in_flight_peak"],
         "verdicts": {e["env"]: e["outcome"] for e in result.report["envs"]},
+        "reasons": {e["env"]: (e.get("reason") or "")[:300] for e in result.report["envs"]},
     }
 
 
@@ -137,24 +144,46 @@ def main() -> int:
     parser.add_argument("--builder", default="venv")
     parser.add_argument("--cold", action="store_true", help="a new, empty uv cache")
     parser.add_argument("--alone", action="store_true", help="also rehearse each env alone")
+    parser.add_argument("--repo", type=Path, help="a real OpenEnv checkout instead")
+    parser.add_argument("--env", action="append", default=[], help="with --repo: these envs")
+    parser.add_argument("--allow-secret", action="append", default=[], metavar="FILE")
+    parser.add_argument("--wait", type=float, help="with --repo: release's --wait")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     spaces = args.spaces or default_spaces()
     with tempfile.TemporaryDirectory(prefix="bench-rehearsal-") as tmp:
         if args.cold:
             os.environ["UV_CACHE_DIR"] = str(Path(tmp) / "uv-cache")
-        checkout = Path(tmp) / "OpenEnv"
-        envs = make_checkout(checkout, args.extra)
-        together = run(Path(tmp) / "all", checkout, envs, args.builder, spaces)
+        if args.repo is None:
+            checkout = Path(tmp) / "OpenEnv"
+            envs = make_checkout(checkout, args.extra)
+            more: dict[str, Any] = {"timeout": PROBE_TIMEOUT}
+        else:
+            checkout = args.repo.resolve()
+            envs = args.env  # none: every deployable env, as rehearse chooses
+            why = "a known false positive (bench)"
+            allowed = tuple(AllowedSecret(path, why) for path in args.allow_secret)
+            more = {"allowed_secrets": allowed, "wait": args.wait}
+        together = run(Path(tmp) / "all", checkout, envs, args.builder, spaces, **more)
+        envs = sorted(together["verdicts"])
         result = {"envs": len(envs), "spaces": spaces, "builder": args.builder, **together}
-        print(f"{len(envs)} envs, --spaces {spaces}, {args.builder}: {together['wall_s']} s, "
-              f"peak load {together['peak_load']}, peak RSS {together['peak_rss_mib']} MiB, "
-              f"at most {together['in_flight_peak']} Spaces in flight")
+        if args.json:  # what is known so far, in case the runs alone are cut short
+            args.json.write_text(json.dumps(result, indent=2) + "\n")
+        print(
+            f"{len(envs)} envs, --spaces {spaces}, {args.builder}: {together['wall_s']} s, "
+            f"peak load {together['peak_load']}, peak RSS {together['peak_rss_mib']} MiB, "
+            f"at most {together['in_flight_peak']} Spaces in flight"
+        )
         if args.alone:
-            alone = {}
+            alone: dict[str, str] = {}
+            result["alone"] = runs = {}
             for env in envs:
-                alone.update(run(Path(tmp) / f"alone-{env}", checkout, [env], args.builder,
-                                 spaces)["verdicts"])
+                runs[env] = run(
+                    Path(tmp) / f"alone-{env}", checkout, [env], args.builder, spaces, **more
+                )
+                alone.update(runs[env]["verdicts"])
+                if args.json:
+                    args.json.write_text(json.dumps(result, indent=2) + "\n")
             differ = {e: (v, alone[e]) for e, v in together["verdicts"].items() if alone[e] != v}
             result["differs_from_alone"] = differ
             print(f"verdicts that differ from each env alone: {differ or 'none'}")
