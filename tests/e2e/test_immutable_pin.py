@@ -18,7 +18,9 @@ from releaselib.rehearse import copy_checkout, examples_dir
 from tests.helpers import waits
 from tests.test_step_by_step import run_task
 
-pytestmark = pytest.mark.e2e
+#: two whole releases (the pins each step writes are tested alone by default: test_stage_pins,
+#: test_promote_pins, test_lock)
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 PIN = "git+https://github.com/huggingface/OpenEnv.git@"
 
 
