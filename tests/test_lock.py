@@ -26,7 +26,7 @@ from releaselib.stage.discover import discover_envs
 from releaselib.stage.lock import LockContext, lock_env
 from releaselib.stage.lock_tree import CONSTRAINTS_FILE, LOCK_PATH
 from releaselib.stage.stage_env import StageRun, stage_env
-from tests.helpers import release_config, user_cli, waits
+from tests.helpers import release_config, task, waits
 from tests.package_index import PackageIndex, serve_index
 
 PIP_SPACE = (
@@ -212,10 +212,10 @@ def test_no_lock_is_a_stage_flag_and_the_briefing_and_board_say_so(
     checkout: Path, tmp_path: Path
 ) -> None:
     flags = ("--repo", str(checkout), "--staging-dir", str(tmp_path / "s"))
-    staged = user_cli("stage", *flags, "--env", "echo_env", "--no-lock", "--json")
+    staged = task("stage", *flags, "--env", "echo_env", "--no-lock", "--json")
     assert staged.returncode == 0, staged.stderr
     assert json.loads(staged.stdout)["envs"][0]["lock"] == {"unlocked": "--no-lock"}
-    report = user_cli("report", *flags, "--json")
+    report = task("report", *flags, "--json")
     assert report.returncode == 0, report.stderr
     doc = json.loads(report.stdout)
     assert doc["unlocked"] == [{"env": "echo_env", "reason": unlocked_reason("--no-lock")}]

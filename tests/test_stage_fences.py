@@ -26,11 +26,11 @@ from releaselib.stage.stage_env import StageRun, stage_envs
 from releaselib.stage.staged_tree import manifest_path
 from tests.helpers import (
     MAIN,
-    PROJECT,
     builtin_registry,
     make_env,
     offline,
     openenv_root,
+    task,
     user_cli,
     waits,
     write,
@@ -141,7 +141,7 @@ def test_a_staged_tree_is_replaced_but_not_one_holding_a_users_file(checkout: Pa
 def test_a_staging_dir_the_tool_creates_is_gitignored(checkout: Path, tmp_path: Path) -> None:
     stage(checkout, tmp_path)
     assert (tmp_path / "staging" / ".gitignore").read_text().splitlines()[-1] == "*"
-    inside = user_cli("stage", "--repo", str(checkout), "--env", "b_env", cwd=checkout, PYTHONPATH=str(PROJECT))
+    inside = task("stage", "--repo", str(checkout), "--env", "b_env", cwd=checkout)
     assert inside.returncode == 0, inside.stderr
     status = subprocess.run(["git", "status", "--porcelain"], cwd=checkout, capture_output=True, text=True)
     assert "hf-staging" not in status.stdout, status.stdout
@@ -187,7 +187,7 @@ def test_staging_dir_problems_are_exit_2(checkout: Path, tmp_path: Path, where: 
         write(staging, "x")
     else:
         write(staging / "openenv", "x")
-    result = user_cli("stage", "--repo", str(checkout), "--staging-dir", str(staging))
+    result = task("stage", "--repo", str(checkout), "--staging-dir", str(staging))
     assert result.returncode == 2, result.stdout + result.stderr
     assert "Traceback" not in result.stderr and fragment in result.stderr
 

@@ -1,4 +1,5 @@
-"""The task layer through the console script, as a user runs it."""
+"""The task layer as a user runs it: the console script itself for the JSON shape, its program
+in-process (``helpers.task``: same flags, bare environment, output and exit code) for the rest."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import PROJECT, offline, user_cli, waits
+from tests.helpers import PROJECT, offline, task, user_cli, waits
 
 
 def test_stage_json_has_the_documented_shape(checkout: Path, tmp_path: Path) -> None:
@@ -27,9 +28,9 @@ def test_stage_json_has_the_documented_shape(checkout: Path, tmp_path: Path) -> 
 
 def test_stage_alone_records_itself_so_report_works_after_it(checkout: Path, tmp_path: Path) -> None:
     flags = ("--repo", str(checkout), "--staging-dir", str(tmp_path / "s"))
-    assert user_cli("report", *flags).returncode == 2  # nothing has run: no ledger yet
-    assert user_cli("stage", *flags, "--env", "echo_env").returncode == 0
-    report = user_cli("report", *flags, "--json")
+    assert task("report", *flags).returncode == 2  # nothing has run: no ledger yet
+    assert task("stage", *flags, "--env", "echo_env").returncode == 0
+    report = task("report", *flags, "--json")
     assert report.returncode == 0, report.stderr
     assert [e["env"] for e in json.loads(report.stdout)["envs"]] == ["echo_env"]
     recorded = json.loads((tmp_path / "s" / "ledger-openenv-0.2.2.json").read_text())["envs"]["echo_env"]
@@ -37,7 +38,7 @@ def test_stage_alone_records_itself_so_report_works_after_it(checkout: Path, tmp
 
 
 def test_stage_runs_from_inside_a_checkout_without_repo(checkout: Path) -> None:
-    result = user_cli("stage", "--env", "echo_env", cwd=checkout)
+    result = task("stage", "--env", "echo_env", cwd=checkout)
     assert result.returncode == 0, result.stderr
     assert "openenv/echo_env-0.2.2" in result.stdout
     assert (checkout / "hf-staging" / "openenv" / "echo_env-0.2.2" / "Dockerfile").is_file()
@@ -47,7 +48,7 @@ def test_a_failing_env_gives_exit_1_and_the_others_still_stage(checkout: Path, t
     bad = checkout / "envs" / "bad_env"
     shutil.copytree(checkout / "envs" / "echo_env", bad)
     (bad / "server" / "Dockerfile").write_text("FROM python:3.11-slim\nCMD uvicorn server.app:app\n")
-    result = user_cli("stage", "--repo", str(checkout), "--staging-dir", str(tmp_path / "s"), "--json")
+    result = task("stage", "--repo", str(checkout), "--staging-dir", str(tmp_path / "s"), "--json")
     assert result.returncode == 1
     envs = {e["env"]: e for e in json.loads(result.stdout)["envs"]}
     assert envs["echo_env"]["ok"] and not envs["bad_env"]["ok"]
@@ -64,14 +65,14 @@ def test_a_failing_env_gives_exit_1_and_the_others_still_stage(checkout: Path, t
     ],
 )
 def test_bad_input_is_one_line_with_exit_2(checkout: Path, tmp_path: Path, args: list[str], message: str) -> None:
-    result = user_cli(*args, "--repo", str(checkout), "--staging-dir", str(tmp_path / "s"))
+    result = task(*args, "--repo", str(checkout), "--staging-dir", str(tmp_path / "s"))
     assert result.returncode == 2
     assert message in result.stderr
     assert "Traceback" not in result.stderr
 
 
 def test_a_directory_that_is_not_a_checkout_is_refused(tmp_path: Path) -> None:
-    result = user_cli("stage", cwd=tmp_path)
+    result = task("stage", cwd=tmp_path)
     assert result.returncode == 2
     assert "not an OpenEnv checkout" in result.stderr and "--repo" in result.stderr
     assert "OPENENV_RELEASE_REPO" in result.stderr
@@ -97,7 +98,7 @@ def test_invoke_deploy_runs_from_the_project_folder_once_the_checkout_is_named(c
 
 
 def test_envs_lists_plugins_and_targets(checkout: Path) -> None:
-    result = user_cli("envs", "--repo", str(checkout), "--json")
+    result = task("envs", "--repo", str(checkout), "--json")
     assert result.returncode == 0, result.stderr
     listed = {e["env"]: e for e in json.loads(result.stdout)}
     assert sorted(listed) == ["broken_env", "echo_env", "legacy_env", "slow_env", "textarena_env"]
@@ -109,7 +110,7 @@ def test_envs_lists_plugins_and_targets(checkout: Path) -> None:
 
 
 def test_plugins_lists_fixes_and_targets() -> None:
-    result = user_cli("plugins", "--json")
+    result = task("plugins", "--json")
     assert result.returncode == 0, result.stderr
     rows = {r["plugin"]: r for r in json.loads(result.stdout)}
     assert rows["env_plugins.textarena_env"]["targets"] == ["sudoku", "wordle"]
