@@ -26,7 +26,7 @@ from releaselib.hub.deploy import deploy_all
 from releaselib.hub.retry import RetryPolicy
 from releaselib.hub.runtime import Domain, SpaceState, settle
 from releaselib.ledger.ledger import Ledger
-from releaselib.localhub import LocalHub, Scenario, SpaceBehaviour
+from releaselib.localhub import Fault, LocalHub, Scenario, SpaceBehaviour
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.publish.pin_step import pin_envs
 from releaselib.records import EnvProfile, Probe, StagedSpace
@@ -376,36 +376,27 @@ FRONT_DOORS = {
 }
 
 
-#: A restarted Hub's Space sleeps until its first request, which waits for it to start.
-WAKE = waits(180.0)
-
-
-@pytest.fixture(scope="module")
-def deployed_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A Hub state dir holding echo_env's candidate, for Hubs restarted with other faults."""
-    root = tmp_path_factory.mktemp("front-doors")
-    with LocalHub(root / "hub") as running:
-        deploy_examples(running, root, {"echo_env": "echo_env"})
-    return root / "hub"
+def domain_faults(*faults: dict[str, Any]) -> tuple[Fault, ...]:
+    return Scenario.from_dict({"faults": [{"endpoint": "space_domain", **f} for f in faults]}).faults
 
 
 @pytest.mark.parametrize("fault", FRONT_DOORS.values(), ids=list(FRONT_DOORS))
-def test_answers_that_are_not_the_envs_are_inconclusive_never_fail(deployed_once: Path, fault: dict[str, Any]) -> None:
+def test_answers_that_are_not_the_envs_are_inconclusive_never_fail(hub: LocalHub, fault: dict[str, Any]) -> None:
     """401/403 (our token), 429 (rate limit) and a redirect on any path: our error, no pin."""
-    with LocalHub(deployed_once, scenario=Scenario.from_dict({"faults": [{"endpoint": "space_domain", **fault}]})) as hub:
-        result = verify(hub, "echo_env", timeout=WAKE)["echo_env"]
+    with hub.faults(*domain_faults(fault)):
+        result = verify(hub, "echo_env")["echo_env"]
     assert result.outcome is Outcome.INCONCLUSIVE and result.our_error, result.reason
     statuses = [e.status for e in result.attempts[0].result.transcript]
     assert statuses[-1] == fault["status"] and statuses.count(429) in (0, 2)  # 429: one retry
     assert "HF_TOKEN can read the Space" in result.reason or "rerun later" in result.reason
 
 
-def test_a_429_whose_retry_after_is_short_is_retried_once(deployed_once: Path) -> None:
-    once = {"endpoint": "space_domain", "path": "/reset", "status": 429, "retry_after": 0, "count": 1}
-    with LocalHub(deployed_once, scenario=Scenario.from_dict({"faults": [once]})) as hub:
-        result = verify(hub, "echo_env", timeout=WAKE)["echo_env"]
+def test_a_429_whose_retry_after_is_short_is_retried_once(hub: LocalHub) -> None:
+    with hub.faults(*domain_faults({"path": "/reset", "status": 429, "retry_after": 0, "count": 1})):
+        result = verify(hub, "echo_env")["echo_env"]
     assert result.outcome is Outcome.PASS, result.reason
     assert [e.status for e in result.attempts[0].result.transcript][1:3] == [429, 200]
+    assert verify(hub, "echo_env")["echo_env"].outcome is Outcome.PASS  # the fault is gone after
 
 
 def test_inconclusive_never_replaces_a_standing_verdict_and_flips_keep_their_evidence(hub: LocalHub, tmp_path: Path) -> None:
@@ -447,6 +438,15 @@ def test_inconclusive_never_replaces_a_standing_verdict_and_flips_keep_their_evi
     assert (flip["at"], flip["by"], flip["targets"]) == (at, "run 1", ["openenv/echo_env"])
     assert "the candidate now fails" in flip["warning"]
     assert "warning, echo_env: the candidate now fails" in render_briefing(report)
+
+
+@pytest.fixture(scope="module")
+def deployed_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Hub state dir holding echo_env's candidate, for a Hub restarted on it."""
+    root = tmp_path_factory.mktemp("front-doors")
+    with LocalHub(root / "hub") as running:
+        deploy_examples(running, root, {"echo_env": "echo_env"})
+    return root / "hub"
 
 
 def test_verify_of_a_paused_candidate_says_so_plainly(deployed_once: Path) -> None:

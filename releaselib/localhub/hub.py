@@ -6,6 +6,8 @@ import asyncio
 import shutil
 import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
@@ -20,7 +22,7 @@ from releaselib.localhub.apicommon import HubContext, HubHTTPError
 from releaselib.localhub.in_flight import InFlight
 from releaselib.localhub.middleware import CONTROL_PREFIX, TrafficMiddleware
 from releaselib.localhub.requestlog import Counters, RequestLog, RequestRecord
-from releaselib.localhub.scenario import FaultInjector, Scenario
+from releaselib.localhub.scenario import Fault, FaultInjector, Scenario
 from releaselib.localhub.serving import ServedApp
 from releaselib.localhub.spaces import SpaceRuntimes
 from releaselib.localhub.store import HubStore
@@ -89,6 +91,7 @@ class LocalHub:
         self._endpoint: str | None = None
         self._store: HubStore | None = None
         self._runtimes: SpaceRuntimes | None = None
+        self._injector: FaultInjector | None = None
 
     # lifecycle
     def start(self) -> LocalHub:
@@ -167,13 +170,24 @@ class LocalHub:
     def reset_counters(self) -> None:
         self.log.clear()
 
+    @contextmanager
+    def faults(self, *faults: Fault) -> Iterator[None]:
+        """Inject ``faults`` instead of the scenario's while inside, counted afresh: a fault for
+        a Space that is already running, without a new Hub or a new start."""
+        assert self._injector is not None, "the Hub is not running"
+        before = self._injector.swap(faults)
+        try:
+            yield
+        finally:
+            self._injector.swap(before)
+
     # the server thread
     async def _serve(self) -> None:
         try:
             self._loop = asyncio.get_running_loop()
             self._stop = asyncio.Event()
             store = HubStore(self.state_dir, user=self._user, token=self._token)
-            injector = FaultInjector(self.scenario.faults)
+            injector = self._injector = FaultInjector(self.scenario.faults)
             runtimes = SpaceRuntimes(
                 store,
                 workdir=self.state_dir / "runtime",

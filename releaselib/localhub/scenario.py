@@ -152,3 +152,10 @@ class FaultInjector:
                     if fault.applies_to(self._seen[index]):
                         return fault
         return None
+
+    def swap(self, faults: tuple[Fault, ...]) -> tuple[Fault, ...]:
+        """Inject ``faults`` from now on, counted afresh; return the ones injected until now."""
+        with self._lock:
+            before, self.faults = self.faults, faults
+            self._seen.clear()
+        return before
