@@ -2,6 +2,7 @@
 tests share beyond fixtures (the wait factor, the console-script runner, the release config,
 small checkouts) is in ``tests/helpers.py``."""
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +21,13 @@ def pytest_configure(config: pytest.Config) -> None:
     ``--timeout`` is given."""
     if config.getoption("timeout", None) is None and config.getini("timeout"):
         config.option.timeout = waits(float(config.getini("timeout")))
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker more than the cores. A worker often waits for a Space's server to
+    start in its own process; the extra one keeps the cores busy meanwhile (2 cores: 3 workers
+    ran the default suite in 253 s against 359 s for 2, same machine and load)."""
+    return (os.cpu_count() or 1) + 1
 
 
 @pytest.fixture(autouse=True)
