@@ -8,6 +8,7 @@ The rewrite that stages a Dockerfile for a Space is ``releaselib.edit.dockerfile
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from collections.abc import Mapping
@@ -64,9 +65,11 @@ class Dockerfile:
     stages: tuple[Stage, ...]
     escape: str = "\\"
 
-    @classmethod
-    def parse(cls, text: str, path: str = "Dockerfile") -> Dockerfile:
-        """Parse ``text``; raise StageError naming ``path:line`` if Docker would refuse it."""
+    @staticmethod
+    @functools.lru_cache(maxsize=64)
+    def parse(text: str, path: str = "Dockerfile") -> Dockerfile:
+        """Parse ``text``; raise StageError naming ``path:line`` if Docker would refuse it. A
+        Dockerfile is immutable: one parse, memoised, serves every reader of the same file."""
         try:
             commands = buildkit.parse_string(text)
         except buildkit.GoParseError as exc:
@@ -74,7 +77,8 @@ class Dockerfile:
             raise StageError(f"{path}:{line}: {exc}", remedy=REMEDY) from exc
         lines = split_lines(text)
         instructions = parse_instructions(commands, lines, path)
-        return cls(text, path, instructions, stages_of(instructions), escape_directive(lines))
+        stages = stages_of(instructions)
+        return Dockerfile(text, path, instructions, stages, escape_directive(lines))
 
     # -- reading -------------------------------------------------------------------------
 

@@ -311,7 +311,7 @@ def decoded_text(literal: str) -> str | None:
 
 def holds_secret(text: str) -> bool:
     """True if a detector of the content scan finds a secret in ``text`` (a flag's value)."""
-    return bool(Scanner().redact(text)[1])
+    return bool(_shared.redact(text)[1])
 
 
 class quiet:
