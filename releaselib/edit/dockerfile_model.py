@@ -119,6 +119,10 @@ class Dockerfile:
 
     def args(self) -> dict[str, str | None]:
         """Global ARGs (before the first FROM) and their defaults; None when there is none."""
+        return dict(self._args)
+
+    @functools.cached_property
+    def _args(self) -> dict[str, str | None]:
         scope: dict[str, str | None] = {}
         for instr in self.instructions:
             if instr.stage is not None:
@@ -129,7 +133,12 @@ class Dockerfile:
 
     def resolved_base(self, ref: StageRef = None) -> str:
         """The stage's base image with global ARG defaults expanded."""
-        return expand(self.stage(ref).base, known(self.args()), self.escape)
+        return self._bases[self.stage(ref).index]
+
+    @functools.cached_property
+    def _bases(self) -> tuple[str, ...]:
+        scope = known(self._args)
+        return tuple(expand(stage.base, scope, self.escape) for stage in self.stages)
 
     def stage_env(
         self, ref: StageRef = None, base_env: Mapping[str, str] | None = None
@@ -155,7 +164,7 @@ class Dockerfile:
         """(args, env) after the stage's ARG and ENV instructions before ``until`` (all)."""
         env = dict(base_env)
         args: dict[str, str] = {}
-        globals_ = self.args()
+        globals_ = self._args
         for instr in self.stage_instructions(stage)[1:]:
             if until is not None and instr.index >= until.index:
                 break
