@@ -168,7 +168,7 @@ def files_under(
         if junk_path(rel):
             continue
         path = base / rel
-        if any(not c.isprintable() for c in rel):
+        if not rel.isprintable():
             raise StageError(
                 f"{short(f'{folder}/{rel}')}: a file name with a control character",
                 remedy="rename it in the checkout",
