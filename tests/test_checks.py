@@ -295,3 +295,14 @@ def test_openenv_left_for_pypi_anywhere_the_build_reads_is_named(tmp_path: Path)
     # the staged rewrite of the same Dockerfile passes: the check proves the rewrite
     staged = FORMS.with_suffix(".expected.Dockerfile").read_text()
     assert run("openenv-pinned", make_tree(tmp_path / "staged", staged)) == []
+
+
+def test_lfs_pointers_are_named_in_path_order_and_symlinks_are_not_read(tmp_path: Path) -> None:
+    pointer = checks.LFS_POINTER + b"oid sha256:" + b"0" * 64 + b"\nsize 9\n"
+    for rel in ("b/x.bin", "a-b/y.bin", "a/z.bin", "a/b/c.bin"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(pointer)
+    (tmp_path / "link.bin").symlink_to(tmp_path / "a" / "z.bin")
+    (tmp_path / "linked").symlink_to(tmp_path / "b", target_is_directory=True)
+    found = [f.file for f in checks.check_lfs_pointers(tmp_path)]
+    assert found == ["a/b/c.bin", "a/z.bin", "a-b/y.bin", "b/x.bin"]  # by parts, not by string
