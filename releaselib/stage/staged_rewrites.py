@@ -266,11 +266,7 @@ def _staged_file(path: Path, stage_dir: Path) -> bool:
 
 
 def _outside_src(stage_dir: Path, name: str) -> list[Path]:
-    return [
-        p
-        for p in sorted(stage_dir.rglob(name))
-        if p.is_file() and p.relative_to(stage_dir).parts[0] != "src"
-    ]
+    return [p for p in git_needs.outside_src(stage_dir, name) if p.is_file()]
 
 
 def staged_requirement_files(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> list[Path]:
@@ -281,11 +277,7 @@ def staged_requirement_files(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> 
         stage_dir / "envs" / spec.name / "pyproject.toml",
         *_outside_src(stage_dir, "pyproject.toml"),  # any installer may read one
     ]
-    named = [
-        p
-        for p in sorted(stage_dir.rglob("requirements*.txt"))
-        if p.relative_to(stage_dir).parts[0] != "src"
-    ]
+    named = git_needs.outside_src(stage_dir, "requirements*.txt")
     files = [
         *pyprojects,
         *(f for n in named for f in git_needs.with_includes(n)),
