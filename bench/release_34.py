@@ -21,13 +21,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from releaselib.config import release_key
 from releaselib.hub.client import Hub
 from releaselib.ledger.ledger import Ledger
 from releaselib.ledger.paths import default_path
 from releaselib.localhub import LocalHub
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.release import Release, ReleaseOptions, release_key
+from releaselib.release import Release, ReleaseOptions
 from releaselib.stage.discover import discover_envs, select_envs
 from tests.corpus import SNAPSHOT, materialise
 from tests.helpers import TEST_SHA

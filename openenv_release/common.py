@@ -91,9 +91,9 @@ def plugin_registry() -> PluginRegistry:
 def open_ledger(config: ReleaseConfig, given: str | None) -> Ledger:
     """``--ledger PATH``, else the release's default ledger, created if missing: every step
     records into it, so ``status`` and ``report`` work after any step."""
+    from releaselib.config import release_key
     from releaselib.ledger.ledger import Ledger
     from releaselib.ledger.paths import ledger_path
-    from releaselib.release import release_key
 
     return Ledger.load(ledger_path(config, given), release_key(config))
 

@@ -114,13 +114,13 @@ def release(
     from dataclasses import replace
 
     from releaselib import console as out
-    from releaselib.config import check_seconds
+    from releaselib.config import check_seconds, release_key
     from releaselib.hub.client import Hub
     from releaselib.ledger.ledger import Ledger
     from releaselib.ledger.paths import ledger_path as ledger_file
     from releaselib.ledger.status import listed_board
     from releaselib.locks import run_locks
-    from releaselib.release import Release, ReleaseOptions, nothing_to_redo, release_key
+    from releaselib.release import Release, ReleaseOptions, nothing_to_redo
     from releaselib.stage.discover import discover_envs, select_envs
     from releaselib.stage.secret_gate import allow_flags
     from releaselib.verify.verdicts import exit_status

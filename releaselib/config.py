@@ -184,3 +184,16 @@ class ReleaseConfig:
         data["repo"] = str(self.repo)
         data["staging_dir"] = str(self.staging_dir)
         return data
+
+
+def release_key(config: ReleaseConfig) -> dict[str, Any]:
+    """The release tuple as the ledger keeps it (no token: none is in the config)."""
+    return {
+        "namespace": config.namespace,
+        "version": config.version,
+        "suffix": config.suffix,
+        "ref": config.ref,
+        "sha": config.sha,
+        "ref_reason": config.ref_reason,
+        "dist": config.dist,
+    }

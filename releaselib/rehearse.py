@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from releaselib.config import release_key
 from releaselib.errors import ReleaseError, UsageError
 from releaselib.files import write_atomic
 from releaselib.hub.client import Hub
@@ -37,7 +38,7 @@ from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.private_copy import commit_all, pin_reason, private_copy
 from releaselib.records import AllowedSecret
-from releaselib.release import Event, Release, ReleaseOptions, release_key
+from releaselib.release import Event, Release, ReleaseOptions
 from releaselib.space_runtime.builders import BUILD_JOBS, BUILD_TIMEOUT
 from releaselib.stage.discover import discover_envs, select_envs
 

@@ -110,19 +110,6 @@ def nothing_to_redo(step: str) -> UsageError:
     )
 
 
-def release_key(config: ReleaseConfig) -> dict[str, Any]:
-    """The release tuple as the ledger keeps it (no token: none is in the config)."""
-    return {
-        "namespace": config.namespace,
-        "version": config.version,
-        "suffix": config.suffix,
-        "ref": config.ref,
-        "sha": config.sha,
-        "ref_reason": config.ref_reason,
-        "dist": config.dist,
-    }
-
-
 class Release:
     """One run over a set of envs, recording every step into ``ledger``."""
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from huggingface_hub import CommitOperationAdd, HfApi
 
 from openenv_release.release_tasks import outcomes
+from releaselib.config import release_key
 from releaselib.hub.client import Hub
 from releaselib.ledger.canonical_report import canonical_rows
 from releaselib.ledger.ledger import Ledger
@@ -22,7 +23,7 @@ from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.publish.canonical_check import CheckOptions
 from releaselib.publish.steps import canonical_step, promote_step
 from releaselib.rehearse import examples_dir
-from releaselib.release import Release, ReleaseOptions, release_key
+from releaselib.release import Release, ReleaseOptions
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.verify.verdicts import exit_status
 from tests.helpers import waits

@@ -295,3 +295,28 @@ def test_openenv_left_for_pypi_anywhere_the_build_reads_is_named(tmp_path: Path)
     # the staged rewrite of the same Dockerfile passes: the check proves the rewrite
     staged = FORMS.with_suffix(".expected.Dockerfile").read_text()
     assert run("openenv-pinned", make_tree(tmp_path / "staged", staged)) == []
+
+
+def test_lfs_pointers_are_named_in_path_order_and_symlinks_are_not_read(tmp_path: Path) -> None:
+    pointer = checks.LFS_POINTER + b"oid sha256:" + b"0" * 64 + b"\nsize 9\n"
+    for rel in ("b/x.bin", "a-b/y.bin", "a/z.bin", "a/b/c.bin"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(pointer)
+    (tmp_path / "link.bin").symlink_to(tmp_path / "a" / "z.bin")
+    (tmp_path / "linked").symlink_to(tmp_path / "b", target_is_directory=True)
+    found = [f.file for f in checks.check_lfs_pointers(tmp_path)]
+    assert found == ["a/b/c.bin", "a/z.bin", "a-b/y.bin", "b/x.bin"]  # by parts, not by string
+
+
+def test_outside_src_is_rglob_less_the_top_level_src(tmp_path: Path) -> None:
+    from releaselib.stage.git_needs import outside_src
+
+    for rel in ("requirements.txt", "src/requirements.txt", "envs/src/requirements-dev.txt",
+                "a/b/requirements.txt", "src/x/requirements.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x\n")
+    (tmp_path / "link").symlink_to(tmp_path / "a", target_is_directory=True)
+    rglob = sorted(tmp_path.rglob("requirements*.txt"))
+    expected = [p for p in rglob if p.relative_to(tmp_path).parts[0] != "src"]
+    assert outside_src(tmp_path, "requirements*.txt") == expected
+    assert len(expected) == 3

@@ -214,9 +214,9 @@ def test_the_deploy_task_records_into_the_release_ledger_when_it_exists(localhub
     import json
     import os
 
+    from releaselib.config import release_key
     from releaselib.ledger.ledger import Ledger
     from releaselib.ledger.paths import default_path
-    from releaselib.release import release_key
 
     config = config_for(checkout, tmp_path)
     Ledger.load(default_path(config), release_key(config))

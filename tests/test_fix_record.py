@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from releaselib.config import release_key
 from releaselib.hookspecs import hookimpl
 from releaselib.ledger.ledger import Ledger
 from releaselib.ledger.report import build_report, render_briefing
 from releaselib.ledger.step_records import record_stage
 from releaselib.records import EnvProfile, Fix
-from releaselib.release import release_key
 from releaselib.stage.discover import discover_envs
 from releaselib.stage.stage_env import stage_envs
 from tests.test_bad_input import config_for, registry

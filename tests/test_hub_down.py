@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from releaselib.config import release_key
 from releaselib.errors import HubError
 from releaselib.hub.client import Hub
 from releaselib.hub.retry import RetryPolicy
@@ -19,7 +20,6 @@ from releaselib.ledger.ledger import Ledger
 from releaselib.ledger.paths import default_path
 from releaselib.localhub import Fault, LocalHub, Scenario
 from releaselib.options import Options, build_config
-from releaselib.release import release_key
 from tests.helpers import TEST_SHA, offline
 
 PROJECT = Path(__file__).resolve().parents[1]

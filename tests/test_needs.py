@@ -14,6 +14,7 @@ import pytest
 from huggingface_hub import SpaceHardware
 
 from env_plugins import BUILTIN_PLUGINS
+from releaselib.config import release_key
 from releaselib.hookspecs import hookimpl
 from releaselib.hub.client import Hub
 from releaselib.hub.runtime import SpaceState
@@ -26,7 +27,7 @@ from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import CanonicalTarget, EnvProfile
 from releaselib.rehearse import copy_checkout, examples_dir
-from releaselib.release import Release, ReleaseOptions, release_key
+from releaselib.release import Release, ReleaseOptions
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.verify.candidates import VerifyResult, rehearsed
 from releaselib.verify.probe import Outcome

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from releaselib.config import release_key
 from releaselib.ledger.ledger import Ledger
 from releaselib.ledger.report import build_report, render_briefing
-from releaselib.release import release_key
 from tests.helpers import release_config
 
 

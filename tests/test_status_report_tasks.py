@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from openenv_release.cli import ReleaseProgram, program
+from releaselib.config import release_key
 from releaselib.ledger.commands import FROM_CHECKOUT
 from releaselib.ledger.ledger import Ledger
 from releaselib.ledger.paths import default_path
 from releaselib.localhub import LocalHub
-from releaselib.release import release_key
 from tests.release_world import Release, make_release
 
 ENVS = {"echo_env": ("PASS", ">=0.2.0"), "broken_env": ("FAIL", None)}

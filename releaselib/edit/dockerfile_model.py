@@ -8,6 +8,7 @@ The rewrite that stages a Dockerfile for a Space is ``releaselib.edit.dockerfile
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from collections.abc import Mapping
@@ -64,9 +65,11 @@ class Dockerfile:
     stages: tuple[Stage, ...]
     escape: str = "\\"
 
-    @classmethod
-    def parse(cls, text: str, path: str = "Dockerfile") -> Dockerfile:
-        """Parse ``text``; raise StageError naming ``path:line`` if Docker would refuse it."""
+    @staticmethod
+    @functools.lru_cache(maxsize=64)
+    def parse(text: str, path: str = "Dockerfile") -> Dockerfile:
+        """Parse ``text``; raise StageError naming ``path:line`` if Docker would refuse it. A
+        Dockerfile is immutable: one parse, memoised, serves every reader of the same file."""
         try:
             commands = buildkit.parse_string(text)
         except buildkit.GoParseError as exc:
@@ -74,7 +77,8 @@ class Dockerfile:
             raise StageError(f"{path}:{line}: {exc}", remedy=REMEDY) from exc
         lines = split_lines(text)
         instructions = parse_instructions(commands, lines, path)
-        return cls(text, path, instructions, stages_of(instructions), escape_directive(lines))
+        stages = stages_of(instructions)
+        return Dockerfile(text, path, instructions, stages, escape_directive(lines))
 
     # -- reading -------------------------------------------------------------------------
 
@@ -115,6 +119,10 @@ class Dockerfile:
 
     def args(self) -> dict[str, str | None]:
         """Global ARGs (before the first FROM) and their defaults; None when there is none."""
+        return dict(self._args)
+
+    @functools.cached_property
+    def _args(self) -> dict[str, str | None]:
         scope: dict[str, str | None] = {}
         for instr in self.instructions:
             if instr.stage is not None:
@@ -125,7 +133,12 @@ class Dockerfile:
 
     def resolved_base(self, ref: StageRef = None) -> str:
         """The stage's base image with global ARG defaults expanded."""
-        return expand(self.stage(ref).base, known(self.args()), self.escape)
+        return self._bases[self.stage(ref).index]
+
+    @functools.cached_property
+    def _bases(self) -> tuple[str, ...]:
+        scope = known(self._args)
+        return tuple(expand(stage.base, scope, self.escape) for stage in self.stages)
 
     def stage_env(
         self, ref: StageRef = None, base_env: Mapping[str, str] | None = None
@@ -151,7 +164,7 @@ class Dockerfile:
         """(args, env) after the stage's ARG and ENV instructions before ``until`` (all)."""
         env = dict(base_env)
         args: dict[str, str] = {}
-        globals_ = self.args()
+        globals_ = self._args
         for instr in self.stage_instructions(stage)[1:]:
             if until is not None and instr.index >= until.index:
                 break

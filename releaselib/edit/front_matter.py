@@ -8,7 +8,12 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 import yaml
-from huggingface_hub.repocard import REGEX_YAML_BLOCK
+
+#: huggingface_hub.repocard's REGEX_YAML_BLOCK, the Hub's split of a README (a test keeps the
+#: two the same): importing that module loads all of HfApi, a fifth of staging's start-up.
+REGEX_YAML_BLOCK = re.compile(
+    r"^(\s*---(?:\r\n|\r|\n))([\S\s]*?)((?:\r\n|\r|\n)---[ \t]*(\r\n|\n|$))"
+)
 
 HUB_COLOURS = ("red", "yellow", "green", "blue", "indigo", "purple", "pink", "gray")
 

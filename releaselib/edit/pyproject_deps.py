@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+import tomllib
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -35,7 +36,7 @@ _SOURCE_KINDS = ("path", "editable", "git", "rev", "tag", "branch", "url", "inde
 
 def find_openenv_requirements(text: str, *, path: str = "pyproject.toml") -> list[str]:
     """Every OpenEnv requirement string in a pyproject's dependency lists, pinned or not."""
-    doc = parse_toml(text, path, read_only=True)
+    doc = read_toml(text, path)
     own = own_name(doc)
     return [
         str(item)
@@ -73,7 +74,10 @@ def rewrite_pyproject(text: str, *, path: str, dist: str, ref: str) -> tuple[str
 def source_specs(text: str, path: str) -> list[tuple[int | None, str, str | None]]:
     """(line, entry, ref or None) of each OpenEnv ``[tool.uv.sources]`` entry of a pyproject:
     the ref when it is the OpenEnv repository at a fixed rev."""
-    doc = parse_toml(text, path, read_only=True)
+    sources = read_toml(text, path).get("tool", {}).get("uv", {}).get("sources", {})
+    if not any(canonicalize_name(k) in OPENENV_DISTS for k in sources):
+        return []
+    doc = parse_toml(text, path, read_only=True)  # tomlkit: each entry as written
     sources = doc.get("tool", {}).get("uv", {}).get("sources", {})
     found = []
     for key in [k for k in sources if canonicalize_name(k) in OPENENV_DISTS]:
@@ -94,19 +98,36 @@ def _shared_document(text: str) -> Any:
 def parse_toml(text: str, path: str, *, read_only: bool = False) -> Any:
     """The pyproject as a tomlkit document; StageError naming ``path`` if it is not valid TOML
     or its dependency lists are not lists of requirement strings. ``read_only``: one document
-    per text, shared by every reader (an env's pyproject is staged at two paths, and read by
-    several checks), which must never change it."""
+    per text, shared by the readers that need tomlkit's view of it, which must never change
+    it (the others use ``read_toml``)."""
     try:
         doc = _shared_document(text) if read_only else tomlkit.parse(text)
     except ParseError as exc:
         raise StageError(f"{path}:{exc.line}: not valid TOML ({exc})", remedy=REMEDY) from exc
+    _check_lists(doc, path)
+    return doc
+
+
+def read_toml(text: str, path: str) -> Any:
+    """The pyproject as plain data, checked as ``parse_toml`` checks it: a read needs no
+    tomlkit document, and stdlib ``tomllib`` is many times faster. Text tomllib refuses is
+    parsed by ``parse_toml``, so what is valid, and the error naming ``path``, stay tomlkit's."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return parse_toml(text, path, read_only=True)
+    _check_lists(doc, path)
+    return doc
+
+
+def _check_lists(doc: Any, path: str) -> None:
+    """StageError naming ``path`` unless the dependency lists are lists of requirement strings."""
     project = _table(doc, "project", path)
     _requirements(project.get("dependencies"), "project.dependencies", path)
     for key, value in _table(project, "optional-dependencies", path, "project.").items():
         _requirements(value, f"project.optional-dependencies.{key}", path)
     for key, value in _table(doc, "dependency-groups", path).items():
         _requirements(value, f"dependency-groups.{key}", path, groups=True)
-    return doc
 
 
 def _table(container: Any, key: str, path: str, prefix: str = "") -> Any:
@@ -136,16 +157,16 @@ def is_self(spec: str, own: str | None) -> bool:
     return own is not None and match is not None and canonicalize_name(match.group(1)) == own
 
 
-def requirement_arrays(doc: Any) -> Iterator[Array]:
+def requirement_arrays(doc: Any) -> Iterator[list[Any]]:
     """project.dependencies, each optional-dependencies list, each dependency group and uv's
-    ``dev-dependencies`` and ``override-dependencies``."""
+    ``dev-dependencies`` and ``override-dependencies`` (tomlkit Arrays in a tomlkit document)."""
     project = doc.get("project", {})
     uv = _uv_table(doc)
     candidates = [project.get("dependencies")]
     candidates += project.get("optional-dependencies", {}).values()
     candidates += doc.get("dependency-groups", {}).values()
     candidates += [uv.get("dev-dependencies"), uv.get("override-dependencies")]
-    yield from (array for array in candidates if isinstance(array, Array))
+    yield from (array for array in candidates if isinstance(array, list))
 
 
 def _uv_table(doc: Any) -> Any:

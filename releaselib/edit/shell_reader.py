@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from collections.abc import Iterator
@@ -181,7 +182,10 @@ def _tool_packages(words: list[re.Match[str]], values: list[str]) -> Iterator[In
         option = value
 
 
+@functools.lru_cache(maxsize=4096)
 def unquote(word: str) -> str:
+    """``word`` as the shell passes it on (its quotes removed); memoised, as every reader of a
+    RUN's text (installs, git packages, unpinnable forms, the lock) splits the same words."""
     try:
         return "".join(shlex.split(word))
     except ValueError:

@@ -9,6 +9,7 @@ unparseable; ``dockerfile-parses`` reports that once.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections import Counter
@@ -203,11 +204,14 @@ def check_lfs_pointers(stage_dir: Path) -> Iterator[Finding]:
     pointer's three lines instead of the content the build or the env reads. An env's file is
     staged twice (at the root and under ``envs/<env>/``): each pointer is named once, by its
     checkout path."""
-    found = [
-        path.relative_to(stage_dir).as_posix()
-        for path in sorted(p for p in stage_dir.rglob("*") if p.is_file() and not p.is_symlink())
-        if path.stat().st_size <= 1024 and path.read_bytes().startswith(LFS_POINTER)
-    ]
+    found = sorted(
+        (
+            rel
+            for rel, size in _regular_files(stage_dir)
+            if size <= 1024 and (stage_dir / rel).read_bytes().startswith(LFS_POINTER)
+        ),
+        key=lambda rel: rel.split("/"),  # the order of the paths' parts
+    )
     copies = {
         rel.split("/", 2)[2] for rel in found if rel.startswith("envs/") and rel.count("/") > 1
     }
@@ -220,6 +224,21 @@ def check_lfs_pointers(stage_dir: Path) -> Iterator[Finding]:
                 "is a Git LFS pointer, not the file it points to",
                 "run `git lfs pull` in the checkout (install git-lfs first), then stage again",
             )
+
+
+def _regular_files(tree: Path, under: str = "") -> Iterator[tuple[str, int]]:
+    """(posix path in ``tree``, size) of each regular file below ``tree/under``: one scandir
+    per folder, symlinks neither listed nor followed, unreadable folders skipped (as rglob)."""
+    try:
+        entries = list(os.scandir(tree / under))
+    except PermissionError:
+        return
+    for entry in entries:
+        rel = f"{under}{entry.name}"
+        if entry.is_file(follow_symlinks=False):
+            yield rel, entry.stat(follow_symlinks=False).st_size
+        elif entry.is_dir(follow_symlinks=False):
+            yield from _regular_files(tree, f"{rel}/")
 
 
 def check_cmd_form(stage_dir: Path) -> Iterator[Finding]:

@@ -124,13 +124,23 @@ def env_constraint_files(df: Dockerfile, root: Path) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
+def outside_src(root: Path, pattern: str) -> list[Path]:
+    """``sorted(root.rglob(pattern))`` less what is under the top-level ``src/`` (OpenEnv's own
+    code), which is never walked."""
+    found = [p for p in root.glob(pattern) if p.name != "src"]
+    for top in root.iterdir():
+        if top.name != "src" and top.is_dir() and not top.is_symlink():
+            found += top.rglob(pattern)
+    return sorted(found)
+
+
 def conda_environments(root: Path) -> list[Path]:
     """The conda environment files (``environment*.yml``/``.yaml``) of a staged tree, outside
     ``src/`` (OpenEnv's own code)."""
     return [
         f
-        for f in sorted(root.rglob("environment*.y*ml"))
-        if f.is_file() and f.suffix in (".yml", ".yaml") and f.relative_to(root).parts[0] != "src"
+        for f in outside_src(root, "environment*.y*ml")
+        if f.is_file() and f.suffix in (".yml", ".yaml")
     ]
 
 
@@ -138,9 +148,7 @@ def build_files(df: Dockerfile, root: Path) -> list[Path]:
     """Every requirements file and pyproject of the staged tree the build may read: the root's
     and each env's pyproject, ``requirements*.txt`` outside ``src/`` with their includes, and
     whatever a RUN installs from."""
-    named = [
-        p for p in sorted(root.rglob("requirements*.txt")) if p.relative_to(root).parts[0] != "src"
-    ]
+    named = outside_src(root, "requirements*.txt")
     pyprojects = [root / "pyproject.toml", *sorted(root.glob("envs/*/pyproject.toml"))]
     files = [*pyprojects, *(f for n in named for f in with_includes(n)), *installed_files(df, root)]
     return [f for f in dict.fromkeys(files) if f.is_file()]

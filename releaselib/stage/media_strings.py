@@ -25,9 +25,16 @@ MEDIA_MAGIC: tuple[tuple[int, bytes], ...] = (
 #: The shortest run kept: no detector reports a secret shorter (``://a:b@c`` is 8). A run goes on
 #: over line ends, so a text chunk of several lines (a ``.netrc`` entry) stays whole.
 MIN_RUN = 8
-ASCII_RUN = re.compile(rb"[\t\n\r\x20-\x7e]{%d,}" % MIN_RUN)
+#: Each byte as its class: ``p`` printable (tab, line ends, ASCII 0x20-0x7e), ``0`` NUL, ``.``
+#: any other. The runs are sought in the classes, at the same offsets: there a pattern starts
+#: with a literal, which the regex engine finds fast (4x over a media file's bytes).
+CLASSES = bytes(
+    ord("p") if b in b"\t\n\r" or 0x20 <= b <= 0x7E else ord("0") if b == 0 else ord(".")
+    for b in range(256)
+)
+ASCII_RUN = re.compile(b"p" * MIN_RUN + b"+")
 #: UTF-16 in either byte order: printable ASCII characters each beside a NUL byte.
-UTF16_RUN = re.compile(rb"(?:[\t\n\r\x20-\x7e]\x00){%d,}[\t\n\r\x20-\x7e]" % (MIN_RUN - 1))
+UTF16_RUN = re.compile(b"p0" * (MIN_RUN - 1) + rb"(?:p0)*p")
 
 
 def is_media(data: bytes) -> bool:
@@ -38,8 +45,11 @@ def is_media(data: bytes) -> bool:
 def media_strings(data: bytes) -> str:
     """The printable runs in ``data`` (UTF-16 ones decoded), in file order, each starting on the
     line of the file its first byte is on, and apart from the one before it."""
-    runs = [(m.start(), m.end(), m.group().decode("ascii")) for m in ASCII_RUN.finditer(data)]
-    runs += [(m.start(), m.end(), m.group()[::2].decode("ascii")) for m in UTF16_RUN.finditer(data)]
+    classes = data.translate(CLASSES)
+    runs: list[tuple[int, int, str]] = []
+    for run, step in ((ASCII_RUN, 1), (UTF16_RUN, 2)):  # UTF-16: its every other byte
+        for m in run.finditer(classes):
+            runs.append((m.start(), m.end(), data[m.start() : m.end() : step].decode("ascii")))
     parts: list[str] = []
     counted = 0  # the line ends before here are in ``parts``
     for start, end, text in sorted(runs):

@@ -49,8 +49,9 @@ def multiline_hits(text: str, line_hits: Callable[[str], list[Hit]]) -> list[Hit
     spans: list[tuple[str, str, int, int]] = []
     if JOINS.search(text):
         joined, origin = _joined(text)
-        starts = [0, *(m.end() for m in NEWLINE.finditer(joined))]
-        for hit in line_hits(joined):
+        hits = line_hits(joined)
+        starts = [0, *(m.end() for m in NEWLINE.finditer(joined))] if hits else []
+        for hit in hits:
             at = starts[hit.line - 1]
             first, last = origin[at + hit.start], origin[at + hit.end - 1] + 1
             if last - first != hit.end - hit.start:  # a join inside: the line scan missed it

@@ -120,12 +120,13 @@ ASSIGNED = re.compile(
 
 
 class Scanner:
-    """Scans checkout files; a file's findings are kept by (path, size, mtime), so files shared
-    by every env (``src/``) are scanned once per run. detect-secrets' settings are global: one
-    thread scans at a time."""
+    """Scans checkout files; a file's findings are kept by (path, size, mtime), and a file
+    name's redaction by the name, so files shared by every env (``src/``) are scanned once per
+    run. detect-secrets' settings are global: one thread scans at a time."""
 
     def __init__(self) -> None:
         self._seen: dict[Key, tuple[SecretFinding, ...]] = {}
+        self._names: dict[str, tuple[str, tuple[str, ...]]] = {}
         self._patterns: tuple[re.Pattern[str], ...] | None = None
 
     def scan(self, files: Iterable[tuple[str, Path]]) -> list[SecretFinding]:
@@ -226,6 +227,13 @@ class Scanner:
                 self._patterns = tuple(rx for p in get_plugins() for rx in p.denylist)
         return self._patterns
 
+    def redact_name(self, name: str) -> tuple[str, tuple[str, ...]]:
+        """``redact`` of a checkout file's name, kept for the scanner's run."""
+        if name not in self._names:
+            shown, kinds = self.redact(name)
+            self._names[name] = shown, tuple(kinds)
+        return self._names[name]
+
     def redact(self, text: str) -> tuple[str, list[str]]:
         """``text`` with each secret in it as ``***`` (after its prefix, like ``ghp_***``),
         and the kinds of secret it held."""
@@ -311,7 +319,7 @@ def decoded_text(literal: str) -> str | None:
 
 def holds_secret(text: str) -> bool:
     """True if a detector of the content scan finds a secret in ``text`` (a flag's value)."""
-    return bool(Scanner().redact(text)[1])
+    return bool(_shared.redact(text)[1])
 
 
 class quiet:

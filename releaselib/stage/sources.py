@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from releaselib.errors import StageError, short
@@ -78,9 +79,11 @@ def junk(name: str, is_dir: bool) -> bool:
     return name in SKIP_FILES or name.endswith(SKIP_SUFFIXES)
 
 
-def credentials(rel: Path) -> bool:
-    """True if the file at ``rel`` (relative to the folder being copied) looks like credentials."""
-    parts = [part.lower() for part in rel.parts]
+@functools.lru_cache(maxsize=8192)
+def credentials(rel: str) -> bool:
+    """True if the file at ``rel`` (relative to the folder being copied) looks like credentials;
+    memoised, as ``src/``'s names recur in every env."""
+    parts = [part.lower() for part in PurePosixPath(rel).parts]
     for pattern in CREDENTIALS:
         depth = pattern.count("/") + 1
         if len(parts) >= depth and fnmatch.fnmatchcase("/".join(parts[-depth:]), pattern):
@@ -165,7 +168,7 @@ def files_under(
         if junk_path(rel):
             continue
         path = base / rel
-        if any(not c.isprintable() for c in rel):
+        if not rel.isprintable():
             raise StageError(
                 f"{short(f'{folder}/{rel}')}: a file name with a control character",
                 remedy="rename it in the checkout",
@@ -208,10 +211,10 @@ def sources(spec: EnvSpec, repo: Path, listing: GitFiles | None, scanner: Scanne
     parts = [("src", ("src",)), (env_dir, (f"envs/{spec.name}", ""))]
     for folder, destinations in parts:
         for rel, source, origin in files_under(repo, folder, listing):
-            if credentials(Path(rel)) or credentials(Path(origin)):
-                left_out.append(scanner.redact(f"{destinations[0]}/{rel}")[0])
+            if credentials(rel) or credentials(origin):
+                left_out.append(scanner.redact_name(f"{destinations[0]}/{rel}")[0])
                 continue
-            shown, kinds = scanner.redact(f"{folder}/{rel}")
+            shown, kinds = scanner.redact_name(f"{folder}/{rel}")
             if kinds:
                 raise StageError(
                     f"{short(shown, 160)}: a file name holding a {kinds[0]}",
@@ -227,13 +230,13 @@ def sources(spec: EnvSpec, repo: Path, listing: GitFiles | None, scanner: Scanne
     if listing is None:
         return Sources(files, scanned, tuple(left_out))
     mine = listing.under(env_dir)
-    untracked = sorted(scanner.redact(p)[0] for p in mine.untracked if not junk_path(p))
+    untracked = sorted(scanner.redact_name(p)[0] for p in mine.untracked if not junk_path(p))
     if not mine.tracked and untracked:
         raise StageError(
             f"{env_dir}: git tracks none of its files ({len(untracked)} untracked)",
             remedy="commit the env to release it",
         )
-    modified = sorted(scanner.redact(p)[0] for p in mine.modified)
+    modified = sorted(scanner.redact_name(p)[0] for p in mine.modified)
     return Sources(files, scanned, tuple(left_out), tuple(modified), tuple(untracked))
 
 

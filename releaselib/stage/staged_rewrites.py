@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from releaselib import env_facts
@@ -50,11 +50,23 @@ def rewrite_file(
     return list(changes)
 
 
-@functools.lru_cache(maxsize=64)
+#: (text, dist, ref) -> pinned text and Changes, the last PINNED_MEMO rewrites (oldest dropped).
+_pinned: dict[tuple[str, str, str], tuple[str, tuple[Change, ...]]] = {}
+PINNED_MEMO = 64
+
+
 def pinned_pyproject(text: str, path: str, dist: str, ref: str) -> tuple[str, tuple[Change, ...]]:
-    """``rewrite_pyproject``, memoised: the env's pyproject is staged twice and tomlkit is slow."""
-    new, changes = pyproject_deps.rewrite_pyproject(text, path=path, dist=dist, ref=ref)
-    return new, tuple(changes)
+    """``rewrite_pyproject``, memoised by content: the env's pyproject is staged at two paths
+    (``envs/<env>/`` and the root) and tomlkit is slow. The Changes name ``path``; an error is
+    never memoised, so it names the path being staged."""
+    key = (text, dist, ref)
+    if key not in _pinned:
+        new, changes = pyproject_deps.rewrite_pyproject(text, path=path, dist=dist, ref=ref)
+        while len(_pinned) >= PINNED_MEMO:
+            del _pinned[next(iter(_pinned))]
+        _pinned[key] = new, tuple(changes)
+    new, done = _pinned[key]
+    return new, tuple(replace(change, file=path) for change in done)
 
 
 def rewrite_staged(config: ReleaseConfig, spec: EnvSpec, stage_dir: Path) -> list[Change]:
@@ -254,11 +266,7 @@ def _staged_file(path: Path, stage_dir: Path) -> bool:
 
 
 def _outside_src(stage_dir: Path, name: str) -> list[Path]:
-    return [
-        p
-        for p in sorted(stage_dir.rglob(name))
-        if p.is_file() and p.relative_to(stage_dir).parts[0] != "src"
-    ]
+    return [p for p in git_needs.outside_src(stage_dir, name) if p.is_file()]
 
 
 def staged_requirement_files(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> list[Path]:
@@ -269,11 +277,7 @@ def staged_requirement_files(df: Dockerfile, spec: EnvSpec, stage_dir: Path) -> 
         stage_dir / "envs" / spec.name / "pyproject.toml",
         *_outside_src(stage_dir, "pyproject.toml"),  # any installer may read one
     ]
-    named = [
-        p
-        for p in sorted(stage_dir.rglob("requirements*.txt"))
-        if p.relative_to(stage_dir).parts[0] != "src"
-    ]
+    named = git_needs.outside_src(stage_dir, "requirements*.txt")
     files = [
         *pyprojects,
         *(f for n in named for f in git_needs.with_includes(n)),

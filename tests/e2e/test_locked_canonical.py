@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 
+from releaselib.config import release_key
 from releaselib.hub.client import Hub
 from releaselib.ledger.ledger import Ledger
 from releaselib.ledger.paths import default_path
 from releaselib.localhub import LocalHub
 from releaselib.options import Options, build_config
 from releaselib.plugins import PluginRegistry, get_plugin_manager
-from releaselib.release import Release, ReleaseOptions, release_key
+from releaselib.release import Release, ReleaseOptions
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.stage.lock_tree import CONSTRAINTS_FILE
 from tests.helpers import waits

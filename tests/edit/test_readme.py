@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 from huggingface_hub import SpaceCard
-from huggingface_hub.repocard import metadata_load
+from huggingface_hub.repocard import REGEX_YAML_BLOCK, metadata_load
 
+from releaselib.edit import front_matter
 from releaselib.edit.front_matter import HUB_COLOURS, metadata_problems
 from releaselib.edit.readme import SECTION_TITLE, build_space_readme, runtime_url, space_url
 from releaselib.env_facts import find_client_class, package_name, read_app_port
@@ -65,6 +66,12 @@ def check_golden(name: str, text: str, changes: list[Change]) -> None:
 
 def source_of(name: str | None) -> str | None:
     return None if name is None else (GOLDEN / name).read_text(encoding="utf-8")
+
+
+def test_the_front_matter_split_is_the_hubs_own() -> None:
+    """front_matter keeps a copy of huggingface_hub's split (importing repocard is slow)."""
+    assert front_matter.REGEX_YAML_BLOCK.pattern == REGEX_YAML_BLOCK.pattern
+    assert front_matter.REGEX_YAML_BLOCK.flags == REGEX_YAML_BLOCK.flags
 
 
 # golden cards
