@@ -18,8 +18,8 @@ from releaselib.localhub import LocalHub
 from releaselib.rehearse import copy_checkout, examples_dir
 from tests.helpers import offline
 
-#: two whole releases with 6 Spaces (each step is also tested alone by default: test_tasks,
-#: test_verify, test_promote*, test_collection, test_pin_step)
+#: two whole releases with 6 Spaces; each step is also tested alone by default (test_deploy,
+#: test_verify, test_release_decisions, test_promote*, test_collection, test_pin_step)
 pytestmark = pytest.mark.slow
 ENVS = ("broken_env", "echo_env")  # a FAIL (pinned) and a PASS (promoted, collected)
 #: Who recorded a verdict (a run of release, or a standalone task) and how long probes took:

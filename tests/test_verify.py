@@ -389,6 +389,7 @@ def test_answers_that_are_not_the_envs_are_inconclusive_never_fail(hub: LocalHub
     statuses = [e.status for e in result.attempts[0].result.transcript]
     assert statuses[-1] == fault["status"] and statuses.count(429) in (0, 2)  # 429: one retry
     assert "HF_TOKEN can read the Space" in result.reason or "rerun later" in result.reason
+    assert verify(hub, "echo_env")["echo_env"].outcome is Outcome.PASS  # the fault is gone after
 
 
 def test_a_429_whose_retry_after_is_short_is_retried_once(hub: LocalHub) -> None:

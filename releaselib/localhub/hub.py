@@ -109,6 +109,7 @@ class LocalHub:
         if self._thread is not None:
             self._thread.join(_STOP_TIMEOUT)
             self._thread = None
+        self._injector = None
         if self._owned_dir is not None:
             shutil.rmtree(self._owned_dir, ignore_errors=True)
 
@@ -173,13 +174,15 @@ class LocalHub:
     @contextmanager
     def faults(self, *faults: Fault) -> Iterator[None]:
         """Inject ``faults`` instead of the scenario's while inside, counted afresh: a fault for
-        a Space that is already running, without a new Hub or a new start."""
-        assert self._injector is not None, "the Hub is not running"
-        before = self._injector.swap(faults)
+        a Space that is already running, without a new Hub or a new start. On the way out the
+        scenario's faults come back with the counts they had."""
+        injector = self._injector
+        assert injector is not None, "the Hub is not running"
+        before, seen = injector.swap(faults)
         try:
             yield
         finally:
-            self._injector.swap(before)
+            injector.swap(before, seen)
 
     # the server thread
     async def _serve(self) -> None:

@@ -153,9 +153,12 @@ class FaultInjector:
                         return fault
         return None
 
-    def swap(self, faults: tuple[Fault, ...]) -> tuple[Fault, ...]:
-        """Inject ``faults`` from now on, counted afresh; return the ones injected until now."""
+    def swap(
+        self, faults: tuple[Fault, ...], seen: dict[int, int] | None = None
+    ) -> tuple[tuple[Fault, ...], dict[int, int]]:
+        """Inject ``faults`` from now on, counted from ``seen`` (afresh by default); return the
+        faults injected until now with their counts, to hand back to a later swap."""
         with self._lock:
-            before, self.faults = self.faults, faults
-            self._seen.clear()
+            before = self.faults, self._seen
+            self.faults, self._seen = faults, dict(seen or {})
         return before

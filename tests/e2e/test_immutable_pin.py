@@ -18,9 +18,7 @@ from releaselib.rehearse import copy_checkout, examples_dir
 from tests.helpers import waits
 from tests.test_step_by_step import run_task
 
-#: two whole releases (the pins each step writes are tested alone by default: test_stage_pins,
-#: test_promote_pins, test_lock)
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = pytest.mark.e2e
 PIN = "git+https://github.com/huggingface/OpenEnv.git@"
 
 

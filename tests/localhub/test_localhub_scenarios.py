@@ -14,6 +14,7 @@ from localhub_helpers import QUICK_APP, wait_for_stage, write_tree
 
 from releaselib.errors import UsageError
 from releaselib.localhub import Fault, LocalHub, Scenario, SpaceBehaviour
+from releaselib.localhub.scenario import FaultInjector
 from tests.helpers import waits
 
 MakeHub = Callable[..., LocalHub]
@@ -89,6 +90,18 @@ def test_fraction_faults_every_nth_request(localhub_factory: MakeHub) -> None:
         except HfHubHTTPError as error:
             assert error.response.status_code == 500
     assert _statuses(hub, "space_runtime") == [200, 500, 200, 500]
+
+
+def test_faults_injected_for_a_while_hand_back_the_scenarios_with_their_counts() -> None:
+    """``LocalHub.faults`` swaps faults in and back: a scenario fault limited to two requests
+    that has had one keeps its count of one, not a fresh two."""
+    once_more = Fault(path="/reset", status=500, count=2)
+    injector = FaultInjector((once_more,))
+    assert injector.decide("POST", "/reset", None) is once_more
+    before, seen = injector.swap((Fault(path="/step", status=503),))
+    assert injector.decide("POST", "/reset", None) is None
+    injector.swap(before, seen)
+    assert [injector.decide("POST", "/reset", None) for _ in range(2)] == [once_more, None]
 
 
 def test_request_bytes_are_counted_exactly(localhub: LocalHub) -> None:
