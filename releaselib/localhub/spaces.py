@@ -21,6 +21,7 @@ import httpx
 from releaselib.localhub.domains import SpaceDomain
 from releaselib.localhub.in_flight import InFlight
 from releaselib.localhub.requestlog import RequestLog
+from releaselib.localhub.runtime_answer import runtime_dict
 from releaselib.localhub.scenario import FaultInjector, Scenario, SpaceBehaviour
 from releaselib.localhub.store import Commit, HubStore, Repo
 from releaselib.localhub.tls import TlsFiles
@@ -89,13 +90,13 @@ class SpaceRuntimes:
         """The ``runtime`` dict of ``space_info``/``get_space_runtime``."""
         space = self._spaces.get(repo.id)
         if space is None:
-            return _runtime_dict("NO_APP_FILE", None, None, [], self._builder.name)
+            return runtime_dict("NO_APP_FILE", None, None, [], self._builder.name)
         with self._lock:
             process = space.process
             if space.stage == "RUNNING" and process and process.exit_code() is not None:
                 space.stage, space.error = "RUNTIME_ERROR", _crash_message(process)
                 self.in_flight.release(space.repo_id, space.generation)
-            runtime = _runtime_dict(
+            runtime = runtime_dict(
                 space.stage, space.sha, space.error, space.domains, self._builder.name
             )
             if space.stage == "BUILDING" and space.queued:
@@ -113,7 +114,7 @@ class SpaceRuntimes:
         if factory:
             space.stale_cleared = True
         if repo.head is not None:
-            self._launch(space, repo, then_sleep=False)
+            self._launch(space, repo, then_sleep=False, fresh=factory)
         return self.runtime(repo)
 
     async def pause(self, repo: Repo) -> dict[str, Any]:
@@ -206,8 +207,16 @@ class SpaceRuntimes:
             return process
 
     def _launch(
-        self, space: _Space, repo: Repo, *, then_sleep: bool, build_seconds: float | None = None
+        self,
+        space: _Space,
+        repo: Repo,
+        *,
+        then_sleep: bool,
+        build_seconds: float | None = None,
+        fresh: bool = False,
     ) -> None:
+        """Build and start ``repo``'s head as a new generation (``fresh``: reuse no earlier
+        build of it, as a factory reboot)."""
         assert repo.head is not None
         old = self._supersede(space, "BUILDING")
         space.sha = repo.head.oid
@@ -216,7 +225,7 @@ class SpaceRuntimes:
         delay = self._scenario.build_seconds if build_seconds is None else build_seconds
         thread = threading.Thread(
             target=self._build,
-            args=(space, space.generation, repo.head, env, old, then_sleep, delay),
+            args=(space, space.generation, repo.head, env, old, then_sleep, delay, fresh),
             name=f"localhub-build-{repo.id}",
             daemon=True,
         )
@@ -232,6 +241,7 @@ class SpaceRuntimes:
         old: Running | None,
         then_sleep: bool,
         delay: float,
+        fresh: bool,
     ) -> None:
         if old is not None:
             old.stop()
@@ -265,6 +275,7 @@ class SpaceRuntimes:
                 env_dir,
                 run_dir / "build.log",
                 started=lambda: self._started(space, generation),
+                fresh=fresh,
             )
             if space.generation != generation:
                 return
@@ -375,25 +386,3 @@ def _crash_message(process: Running) -> str:
         minutes = STARTUP_TIMEOUT / 60
         return f"Launch timed out, workload was not healthy after {minutes:g} min"
     return tail or f"the app exited with status {code}"
-
-
-def _runtime_dict(
-    stage: str, sha: str | None, error: str | None, domains: list[SpaceDomain], builder: str
-) -> dict[str, Any]:
-    """The Hub's runtime dict, plus ``localhubBuilder`` (no real Hub sends it): the builder that
-    stood in for the Space's build, so verify knows when nothing was installed."""
-    running = stage in ("RUNNING", "APP_STARTING", "RUNNING_BUILDING")
-    runtime: dict[str, Any] = {
-        "stage": stage,
-        "hardware": {"current": "cpu-basic" if running else None, "requested": "cpu-basic"},
-        "storage": None,
-        "gcTimeout": 172800,
-        "replicas": {"current": 1 if running else 0, "requested": 1},
-        "devMode": False,
-        "domains": [{"domain": domain.address, "stage": "READY"} for domain in domains],
-        "sha": sha,
-        "localhubBuilder": builder,
-    }
-    if error:
-        runtime["errorMessage"] = error
-    return runtime

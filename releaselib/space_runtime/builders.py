@@ -75,11 +75,18 @@ class Builder(Protocol):
         """The PATH a stage FROM an image starts with, for a build into ``env_dir``."""
 
     def build(
-        self, layout: Layout, env_dir: Path, log: Path, started: Callable[[], None] = _nothing
+        self,
+        layout: Layout,
+        env_dir: Path,
+        log: Path,
+        started: Callable[[], None] = _nothing,
+        *,
+        fresh: bool = False,
     ) -> None:
         """Install what ``layout`` needs into ``env_dir``, logging to ``log``; BuildError if not.
         ``started`` is called once the build holds one of the builder's slots (until then it
-        is queued behind other builds)."""
+        is queued behind other builds). An earlier build into ``env_dir`` is reused unless
+        ``fresh`` (a factory reboot)."""
 
     def start(self, layout: Layout, env_dir: Path, *, port: int, env: Mapping[str, str]) -> Running:
         """Start the built Space on 127.0.0.1:``port``; OSError if its command cannot start."""
@@ -109,7 +116,13 @@ class HostBuilder(_LocalProcess):
         return host_path()
 
     def build(
-        self, layout: Layout, env_dir: Path, log: Path, started: Callable[[], None] = _nothing
+        self,
+        layout: Layout,
+        env_dir: Path,
+        log: Path,
+        started: Callable[[], None] = _nothing,
+        *,
+        fresh: bool = False,
     ) -> None:
         started()
         log.write_text(f"host builder: no install; the Space runs with {sys.executable}\n")
@@ -136,15 +149,25 @@ class VenvBuilder(_LocalProcess):
         self._cache_dir = cache_dir
         self._wheel_lock = threading.Lock()
         self._wheels: dict[str, Path] = {}
+        self._env_locks_lock = threading.Lock()
+        self._env_locks: dict[Path, threading.Lock] = {}  # one build at a time into an env_dir
 
     def base_path(self, env_dir: Path) -> str:
         return f"{env_dir / 'bin'}:{IMAGE_PATH}"
 
     def build(
-        self, layout: Layout, env_dir: Path, log: Path, started: Callable[[], None] = _nothing
+        self,
+        layout: Layout,
+        env_dir: Path,
+        log: Path,
+        started: Callable[[], None] = _nothing,
+        *,
+        fresh: bool = False,
     ) -> None:
-        with open(log, "w") as out:
-            if (env_dir / _BUILT).is_file():
+        with self._env_locks_lock:  # a restart during a build of its commit waits for that build
+            env_lock = self._env_locks.setdefault(env_dir, threading.Lock())
+        with env_lock, open(log, "w") as out:
+            if not fresh and (env_dir / _BUILT).is_file():
                 started()
                 out.write(f"reusing {env_dir}\n")
                 return
@@ -156,7 +179,7 @@ class VenvBuilder(_LocalProcess):
                 started()
                 deadline = time.monotonic() + self._timeout
                 self._install(installs, env_dir, out, deadline, skipped_steps(layout))
-        (env_dir / _BUILT).touch()
+            (env_dir / _BUILT).touch()
 
     def _install(
         self,

@@ -108,11 +108,18 @@ class EngineBuilder:
         return IMAGE_PATH
 
     def build(
-        self, layout: Layout, env_dir: Path, log: Path, started: Callable[[], None] = lambda: None
+        self,
+        layout: Layout,
+        env_dir: Path,
+        log: Path,
+        started: Callable[[], None] = lambda: None,
+        *,
+        fresh: bool = False,
     ) -> None:
         tag = image_tag(env_dir)
         with open(log, "w") as out:
-            if self._runner([self._engine.name, "image", "inspect", tag], timeout=30).ok:
+            inspect = [self._engine.name, "image", "inspect", tag]
+            if not fresh and self._runner(inspect, timeout=30).ok:
                 started()
                 out.write(f"reusing the image {tag}\n")
             else:

@@ -5,6 +5,7 @@ unity_env were pinned in a dress rehearsal for exactly this)."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from releaselib.hub.runtime import BUILDER_MADE
 from releaselib.space_runtime.builder_limits import builders_doing, skipped_steps
 from releaselib.space_runtime.builders import VenvBuilder
 from releaselib.space_runtime.plan import BuildError
+from tests.helpers import waits
 from tests.space_runtime.test_installs import layout_of
 
 CLONED = (
@@ -83,3 +85,24 @@ def test_a_failure_with_nothing_skipped_stays_the_spaces(tmp_path: Path) -> None
     with pytest.raises(BuildError) as raised:
         VenvBuilder(tmp_path / "builder").build(layout, tmp_path / "env", tmp_path / "build.log")
     assert BUILDER_MADE not in raised.value.message
+
+
+def test_a_restart_during_a_build_of_its_commit_waits_and_reuses_that_build(tmp_path: Path) -> None:
+    """A factory reboot while the commit's first build still runs: the second build of the same
+    environment waits for the first and reuses it, instead of deleting the folder the first is
+    installing into (uv: "A virtual environment already exists")."""
+    layout = layout_of(tmp_path, 'FROM python:3.11\nCMD ["python"]\n')
+    builder, env = VenvBuilder(tmp_path / "builder"), tmp_path / "env"
+    together = threading.Barrier(2)
+
+    def build(log: str) -> None:
+        together.wait()
+        builder.build(layout, env, tmp_path / log)
+
+    threads = [threading.Thread(target=build, args=(f"{n}.log",)) for n in (1, 2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(waits(60))
+    logs = sorted((tmp_path / f"{n}.log").read_text().startswith("reusing") for n in (1, 2))
+    assert logs == [False, True] and (env / "bin" / "python").exists()
