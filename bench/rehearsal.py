@@ -7,7 +7,8 @@ so the default makes 30 candidate Spaces. ``--repo PATH`` rehearses that OpenEnv
 envs instead (``--env`` to choose, ``--allow-secret FILE`` for its known false positives,
 ``--wait`` as release's), at release's own probe time-out. It reports the wall time, the peak
 1-minute load average, the peak memory of this process and its children together (sampled each
-second), the embedded Hub's most Spaces in flight, and, with ``--alone``, each env rehearsed
+second), the embedded Hub's most Spaces in flight, each Space's stages with the second each
+began (``timeline``: where the wall time went), and, with ``--alone``, each env rehearsed
 alone (one after another) and whether any verdict differs. ``--cold``: a new, empty uv cache
 (downloads every package: not for a shared machine). Without ``--spaces``, the rehearsal's
 default bound.
@@ -123,9 +124,24 @@ def run(
     work: Path, checkout: Path, envs: list[str], builder: str, spaces: int, **more: Any
 ) -> dict[str, Any]:
     """One rehearsal of ``envs``; ``more`` are :func:`rehearse`'s other arguments."""
+    timeline: dict[str, list[tuple[float, str]]] = {}
+    start = time.perf_counter()
+
+    def heard(space: str, stage: str) -> None:
+        stages = timeline.setdefault(space.rsplit("/", 1)[-1], [])
+        if not stages or stages[-1][1] != stage:
+            stages.append((round(time.perf_counter() - start, 1), stage))
+
     with sampled() as peaks:
-        start = time.perf_counter()
-        result = rehearse(work, repo=checkout, envs=envs, builder=builder, spaces=spaces, **more)
+        result = rehearse(
+            work,
+            repo=checkout,
+            envs=envs,
+            builder=builder,
+            spaces=spaces,
+            on_progress=heard,
+            **more,
+        )
         seconds = time.perf_counter() - start
     return {
         "wall_s": round(seconds, 1),
@@ -134,6 +150,7 @@ def run(
         "in_flight_peak": result.report["rehearsal"]["in_flight_peak"],
         "verdicts": {e["env"]: e["outcome"] for e in result.report["envs"]},
         "reasons": {e["env"]: (e.get("reason") or "")[:300] for e in result.report["envs"]},
+        "timeline": timeline,
     }
 
 
