@@ -7,9 +7,10 @@ so the default makes 30 candidate Spaces. ``--repo PATH`` rehearses that OpenEnv
 envs instead (``--env`` to choose, ``--allow-secret FILE`` for its known false positives,
 ``--wait`` as release's), at release's own probe time-out. It reports the wall time, the peak
 1-minute load average, the peak memory of this process and its children together (sampled each
-second), the embedded Hub's most Spaces in flight, each Space's stages with the second each
-began (``timeline``: where the wall time went), and, with ``--alone``, each env rehearsed
-alone (one after another) and whether any verdict differs. ``--cold``: a new, empty uv cache
+second), the CPU seconds of this process and of its children, the embedded Hub's most Spaces
+in flight, each Space's stages with the second each began (``timeline``: where the wall time
+went), and, with ``--alone``, each env rehearsed alone (one after another) and whether any
+verdict differs. ``--cold``: a new, empty uv cache
 (downloads every package: not for a shared machine). Without ``--spaces``, the rehearsal's
 default bound.
 """
@@ -100,6 +101,17 @@ def _tree_rss() -> int:
     return total
 
 
+def cpu_seconds(before: os.times_result, after: os.times_result) -> dict[str, float]:
+    """CPU seconds between two ``os.times()``: this process's own (the tool and the embedded
+    Hub), and its ended children's (builds, Space servers)."""
+    own = after.user + after.system - before.user - before.system
+    children = (
+        after.children_user + after.children_system
+        - before.children_user - before.children_system
+    )  # fmt: skip
+    return {"own_cpu_s": round(own, 1), "children_cpu_s": round(children, 1)}
+
+
 @contextmanager
 def sampled() -> Iterator[dict[str, float]]:
     """Peak 1-minute load average and peak tree RSS (MiB), sampled each second while inside."""
@@ -125,7 +137,7 @@ def run(
 ) -> dict[str, Any]:
     """One rehearsal of ``envs``; ``more`` are :func:`rehearse`'s other arguments."""
     timeline: dict[str, list[tuple[float, str]]] = {}
-    start = time.perf_counter()
+    start, before = time.perf_counter(), os.times()
 
     def heard(space: str, stage: str) -> None:
         stages = timeline.setdefault(space.rsplit("/", 1)[-1], [])
@@ -145,6 +157,7 @@ def run(
         seconds = time.perf_counter() - start
     return {
         "wall_s": round(seconds, 1),
+        **cpu_seconds(before, os.times()),
         "peak_load": round(peaks["load"], 2),
         "peak_rss_mib": round(peaks["rss_mib"], 1),
         "in_flight_peak": result.report["rehearsal"]["in_flight_peak"],

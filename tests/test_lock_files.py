@@ -214,3 +214,41 @@ def test_uv_locked_beside_uv_pip_alone_reads_no_lock_and_stages(
     [spec] = [s for s in discover_envs(checkout) if s.name == "echo_env"]
     staged = stage_env(config, spec, PluginRegistry(get_plugin_manager()), StageRun(lock=False))
     assert staged.ok, staged.error  # uv pip never reads uv.lock: nothing to refuse
+
+
+def test_a_relock_is_cached_by_the_staged_tree_and_the_openenv_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second staging of the same tree at the same OpenEnv commit runs no uv: it gets the
+    same pins and uv.lock from the cache. A changed tree, or a branch for a ref, runs uv."""
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    repo, head = openenv_checkout(tmp_path / "OpenEnv")
+    ran: list[list[str]] = []
+    uv_locks = lambda: sum("lock" in args for args in ran)  # noqa: E731  (git show is no uv run)
+
+    def counted(args: list[str], **kwargs: object) -> object:
+        ran.append(args)
+        return run(args, **kwargs)  # type: ignore[arg-type]
+
+    with serve_index(tmp_path / "index") as index:
+        index.publish("tinydep", "1.0")
+        author = project(tmp_path / "author", index)
+        assert run(uv_project_command(repo, "lock", "--quiet"), cwd=author, timeout=waits(120)).ok
+
+        def staged_lock(name: str, ref: str, extra: str = "") -> tuple[str, str]:
+            staged = project(tmp_path / name, index)
+            (staged / "app.py").write_text(f"print('app'){extra}\n")
+            ctx = LockContext(repo, ref, counted, tmp_path / "lock-cache")  # type: ignore[arg-type]
+            lock_env(staged, ctx, env="app_env", uv_lock=author / "uv.lock")
+            return (staged / CONSTRAINTS_FILE).read_text(), (staged / "uv.lock").read_text()
+
+        first = staged_lock("first", head)
+        assert uv_locks() == 2
+        ran.clear()
+        assert staged_lock("again", head) == first and uv_locks() == 0
+        staged_lock("changed", head, extra="  # another tree")
+        assert uv_locks() == 2
+        ran.clear()
+        staged_lock("branch", "main")
+        staged_lock("branch-again", "main")
+        assert uv_locks() == 4

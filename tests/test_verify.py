@@ -41,7 +41,7 @@ from releaselib.verify.candidates import (
     probe_jobs,
     verify_spaces,
 )
-from releaselib.verify.probe import Outcome, probe_base_url
+from releaselib.verify.probe import HEALTH_TRIES, Outcome, probe_base_url
 from tests import helpers
 from tests.helpers import builtin_registry, cli, offline, wait_flag, waits
 
@@ -390,6 +390,23 @@ def test_answers_that_are_not_the_envs_are_inconclusive_never_fail(hub: LocalHub
     assert statuses[-1] == fault["status"] and statuses.count(429) in (0, 2)  # 429: one retry
     assert "HF_TOKEN can read the Space" in result.reason or "rerun later" in result.reason
     assert verify(hub, "echo_env")["echo_env"].outcome is Outcome.PASS  # the fault is gone after
+
+
+def test_a_first_health_that_meets_our_time_out_is_asked_again_before_it_is_a_verdict(hub: LocalHub) -> None:
+    """A server whose port is open while its workers still start (dipg_safety: gunicorn, 4
+    workers) answers its first /health late: asked again, it passes; never answering, it is
+    INCONCLUSIVE after HEALTH_TRIES asks, our time-out, never a FAIL."""
+    timeout = waits(3.0)
+    with hub.faults(*domain_faults({"path": "/health", "delay": timeout + 2, "count": 1})):
+        result = verify(hub, "echo_env", timeout=timeout)["echo_env"]
+    assert result.outcome is Outcome.PASS, result.reason
+    asked = [(e.path, e.status) for a in result.attempts for e in a.result.transcript if e.path == "/health"]
+    assert asked == [("/health", None), ("/health", 200)]
+    with hub.faults(*domain_faults({"path": "/health", "delay": 3.0})):
+        result = verify(hub, "echo_env", timeout=0.5)["echo_env"]
+    assert result.outcome is Outcome.INCONCLUSIVE and result.our_error, result.reason
+    assert f"timed out at our limit of 0.5 s per request, {HEALTH_TRIES} times" in result.reason
+    assert [e.path for e in result.attempts[0].result.transcript] == ["/health"] * HEALTH_TRIES
 
 
 def test_a_429_whose_retry_after_is_short_is_retried_once(hub: LocalHub) -> None:

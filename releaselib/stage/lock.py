@@ -5,7 +5,8 @@ any later rebuild install the same versions.
 
 Resolutions are cached under the user's cache dir, keyed by a digest of their inputs (the
 requirement lines, the OpenEnv dependencies, Python, platform and uv's version): an unchanged
-env costs nothing on the next release. Delete the folder to re-resolve.
+env costs nothing on the next release. So are re-locked uv.lock files (``relock_cache``).
+Delete the folder to re-resolve.
 
 The OpenEnv git requirement is not resolved (there is no reaching GitHub from here): its own
 dependencies are, read from the release's OpenEnv pyproject at the release ref when the checkout
@@ -49,6 +50,7 @@ from releaselib.stage.lock_inputs import (
     unreadable_project,
 )
 from releaselib.stage.lock_tree import lock_tree, uv_projects
+from releaselib.stage.relock_cache import cached_relock, keep_relock, relock_key
 
 #: The Space's platform: Spaces build linux/amd64 images (glibc 2.36 in python:3.11-slim).
 PLATFORM = "x86_64-manylinux_2_28"
@@ -148,14 +150,23 @@ def relocked(
     ``uv sync --frozen`` and ``--locked`` both take it."""
     project = pyproject.parent
     changes = [stage_uv_lock(source, project, stage_dir)]
-    relock_uv(project, repo=ctx.repo, runner=ctx.runner, env=env)
     excluded = sorted(OPENENV_DISTS | BUILD_TOOLS | inputs.own | set(inputs.unpinned))
-    pins = exported_pins(project, excluded, repo=ctx.repo, runner=ctx.runner)
+    key = relock_key(stage_dir, ctx.ref, excluded, UV_VERSION)
+    kept = cached_relock(ctx.cache_dir(), key)
+    if kept is None:
+        relock_uv(project, repo=ctx.repo, runner=ctx.runner, env=env)
+        pins = exported_pins(project, excluded, repo=ctx.repo, runner=ctx.runner)
+    else:
+        pins = kept[0]
     changes += lock_tree(stage_dir, df, pins, frozen=True)
-    relock_uv(project, repo=ctx.repo, runner=ctx.runner, env=env)
+    if kept is None:
+        relock_uv(project, repo=ctx.repo, runner=ctx.runner, env=env)
+        keep_relock(ctx.cache_dir(), key, pins, (project / "uv.lock").read_text("utf-8"))
+    else:
+        (project / "uv.lock").write_text(kept[1], encoding="utf-8")
     digest = hashlib.sha256(pins.encode()).hexdigest()[:16]
-    kept = [n for n in notes if not n.startswith("OpenEnv's own")]  # uv lock read OpenEnv's
-    note = "; ".join(["the env's uv.lock re-locked", *kept])
+    others = [n for n in notes if not n.startswith("OpenEnv's own")]  # uv lock read OpenEnv's
+    note = "; ".join(["the env's uv.lock re-locked", *others])
     count = len(pins.splitlines())
     return Lock(digest=digest, packages=count, python=inputs.python, note=note), changes
 

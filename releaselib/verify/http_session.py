@@ -4,7 +4,8 @@ of each answer) and turns what is not the env's answer into an INCONCLUSIVE :cla
 Our side of the wire (TLS, DNS, a proxy, a refused or reset connection, our own time-out) and
 whatever stands in front of the env (a 401/403 refusing our token, a 429 rate limit, a redirect,
 never followed) is never evidence against the env (see :mod:`releaselib.hub.wire`). A 429 whose
-Retry-After is short is retried once.
+Retry-After is short is retried once. A request sent with ``tries`` (the first ``/health``: a
+server whose port is open while its workers still start) is asked again after our own time-out.
 """
 
 from __future__ import annotations
@@ -38,9 +39,10 @@ class Session:
         self.socket = socket  # where the /ws episode goes; None: not tried
         self.transcript: list[Exchange] = []
 
-    def send(self, method: str, path: str, body: Any = None) -> Answer:
-        """The answer to one request; Stop for no answer or one that is not the env's."""
-        response = self._request(method, path, body)
+    def send(self, method: str, path: str, body: Any = None, *, tries: int = 1) -> Answer:
+        """The answer to one request; Stop for no answer or one that is not the env's. ``tries``:
+        how many times a request that meets our own time-out is sent before it is a Stop."""
+        response = self._request(method, path, body, tries)
         if response.status_code == 429 and (pause := _retry_after(response)) is not None:
             time.sleep(pause)
             response = self._request(method, path, body)
@@ -51,7 +53,9 @@ class Session:
             data = None
         return Answer(response.status_code, data)
 
-    def _request(self, method: str, path: str, body: Any) -> httpx.Response:
+    def _request(
+        self, method: str, path: str, body: Any, tries: int = 1, asked: int = 1
+    ) -> httpx.Response:
         start, sent = time.monotonic(), sent_text(body)
         try:
             response = self.client.request(method, path, json=body)
@@ -59,7 +63,10 @@ class Session:
             problem = wire_problem(exc, timeout=self.client.timeout.read)
             detail = f"{type(exc).__name__}: {problem.detail}"
             self._record(method, path, None, detail, start, sent)
-            reason = f"{method} {path}: {problem.what} ({problem.detail}); {problem.remedy}"
+            if isinstance(exc, httpx.TimeoutException) and asked < tries:
+                return self._request(method, path, body, tries, asked + 1)
+            what = problem.what if asked == 1 else f"{problem.what}, {asked} times"
+            reason = f"{method} {path}: {what} ({problem.detail}); {problem.remedy}"
             raise Stop(Outcome.INCONCLUSIVE, reason, our_error=True) from exc
         self._record(method, path, response.status_code, response.text, start, sent)
         return response

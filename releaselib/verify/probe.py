@@ -54,6 +54,9 @@ from releaselib.verify.ws_episode import (
     ws_episode,
 )
 
+#: How often the first ``GET /health`` is sent before our own time-out is the verdict: a server
+#: may open its port before its workers can answer (dipg_safety's gunicorn starts 4 of them).
+HEALTH_TRIES = 3
 #: The paths whose answers must be usable observations.
 EPISODE = ("/reset", "/step")
 #: What a FAIL on a ``/step`` body derived from ``/schema`` adds: the env may refuse our body.
@@ -145,7 +148,7 @@ class _Episode:
         self.tool_calling = False  # the schema is CallToolAction: /ws lists, then calls
 
     def run(self) -> str:
-        health = self.session.send("GET", "/health")
+        health = self.session.send("GET", "/health", tries=HEALTH_TRIES)
         if health.status != 200:
             raise Stop(Outcome.FAIL, f"GET /health answered {health.status}")
         paths = {probe.path for probe in self.probes}

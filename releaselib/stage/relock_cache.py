@@ -1,0 +1,61 @@
+"""Re-locked uv.lock files, cached like resolutions: an env whose staged tree, own uv.lock and
+OpenEnv commit are unchanged costs no ``uv lock`` on the next release or rehearsal.
+
+The key is a digest of everything ``uv lock`` could read: every file of the staged tree (the
+env's own uv.lock, which staging copied into its project, included), the OpenEnv commit, the
+names left out of the pins and uv's version. Only a full commit sha counts as an OpenEnv commit:
+a branch moves, so a release against one (no release pins one: the ref is resolved once) is
+never cached. What is kept is the pins the first ``uv lock`` gave and the uv.lock the second
+wrote, as one JSON file written whole or not at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from releaselib.files import write_atomic
+
+_SHA = re.compile(r"[0-9a-f]{40}")
+
+
+def relock_key(stage_dir: Path, ref: str, excluded: Sequence[str], uv_version: str) -> str | None:
+    """The cache key of re-locking in ``stage_dir`` (before its lock is written), or None when
+    ``ref`` is not a commit sha."""
+    if not _SHA.fullmatch(ref):
+        return None
+    digest = hashlib.sha256("\0".join(["uv-relock", ref, uv_version, *excluded]).encode())
+    for path in sorted(_files(stage_dir)):
+        digest.update(b"\0" + path.relative_to(stage_dir).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:32]
+
+
+def _files(folder: Path) -> list[Path]:
+    found = []
+    for root, _dirs, names in os.walk(folder):
+        found += [Path(root, name) for name in names]
+    return found
+
+
+def cached_relock(cache: Path, key: str | None) -> tuple[str, str] | None:
+    """The pins and the final uv.lock kept under ``key``; None when there are none."""
+    if key is None:
+        return None
+    try:
+        kept = json.loads((cache / f"relock-{key}.json").read_text(encoding="utf-8"))
+        return str(kept["pins"]), str(kept["uv_lock"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def keep_relock(cache: Path, key: str | None, pins: str, uv_lock: str) -> None:
+    """Keep ``pins`` and the final ``uv_lock`` under ``key`` (None: nothing is kept)."""
+    if key is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+        kept = json.dumps({"pins": pins, "uv_lock": uv_lock}).encode("utf-8")
+        write_atomic(cache / f"relock-{key}.json", kept)
