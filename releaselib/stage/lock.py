@@ -67,8 +67,9 @@ class Unlockable(Exception):
 
 @dataclass(frozen=True)
 class LockContext:
-    """What every env's lock shares: the checkout and ref OpenEnv's own dependencies come
-    from, the cache folder and the runner."""
+    """What every env's lock shares: the checkout and the commit (the release's resolved sha;
+    a ref where none was resolved) OpenEnv's own dependencies come from, the cache folder and
+    the runner."""
 
     repo: Path
     ref: str

@@ -168,7 +168,8 @@ def stage_env(
             rel = spec.dockerfile.relative_to(spec.path).as_posix()
             check_missing_uv_lock(work / rel, f"envs/{spec.name}/{rel}")
         if run.lock:
-            context = LockContext(config.repo, config.ref, run.runner, run.lock_cache)
+            pinned = config.sha or config.ref  # the commit the pins name, however far ref moved
+            context = LockContext(config.repo, pinned, run.runner, run.lock_cache)
             lock, lock_changes = lock_env(work, context, env=spec.name, uv_lock=uv_lock)
             changes = [*shifted(changes, lock_changes), *lock_changes]
         elif uv_lock is not None:
