@@ -246,6 +246,10 @@ def test_a_relock_is_cached_by_the_staged_tree_and_the_openenv_commit(
         assert uv_locks() == 2
         ran.clear()
         assert staged_lock("again", head) == first and uv_locks() == 0
+        for kept in (tmp_path / "lock-cache").glob("relock-*.json"):
+            kept.write_text('{"pins": null, "uv_lock": null}')  # not what the cache writes
+        assert staged_lock("corrupt", head) == first and uv_locks() == 2
+        ran.clear()
         staged_lock("changed", head, extra="  # another tree")
         assert uv_locks() == 2
         ran.clear()

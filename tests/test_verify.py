@@ -41,6 +41,7 @@ from releaselib.verify.candidates import (
     probe_jobs,
     verify_spaces,
 )
+from releaselib.verify.outcome import Stop
 from releaselib.verify.probe import HEALTH_TRIES, Outcome, probe_base_url
 from tests import helpers
 from tests.helpers import builtin_registry, cli, offline, wait_flag, waits
@@ -407,6 +408,38 @@ def test_a_first_health_that_meets_our_time_out_is_asked_again_before_it_is_a_ve
     assert result.outcome is Outcome.INCONCLUSIVE and result.our_error, result.reason
     assert f"timed out at our limit of 0.5 s per request, {HEALTH_TRIES} times" in result.reason
     assert [e.path for e in result.attempts[0].result.transcript] == ["/health"] * HEALTH_TRIES
+
+
+def test_a_health_that_timed_out_then_was_refused_says_so() -> None:
+    """The reason names what the last ask met and how many time-outs came before it: a server
+    that takes the first connection without answering, then stops listening."""
+    import socket
+    import threading
+
+    import httpx
+
+    from releaselib.verify.http_session import Session
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    held: list[socket.socket] = []
+
+    def take_one_then_stop() -> None:
+        held.append(listener.accept()[0])  # never answered
+        listener.close()  # the next ask is refused
+
+    threading.Thread(target=take_one_then_stop, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    with httpx.Client(base_url=url, timeout=waits(1.0), trust_env=False) as client:
+        session = Session(client, None)
+        with pytest.raises(Stop) as stopped:
+            session.send("GET", "/health", tries=HEALTH_TRIES)
+    reason = stopped.value.reason
+    assert reason.startswith("GET /health: the connection was refused") and "after 1 time-out(s)" in reason, reason
+    assert [e.status for e in session.transcript] == [None, None]
+    for conn in held:
+        conn.close()
 
 
 def test_a_429_whose_retry_after_is_short_is_retried_once(hub: LocalHub) -> None:

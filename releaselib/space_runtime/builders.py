@@ -129,7 +129,9 @@ class HostBuilder(_LocalProcess):
 
 
 class VenvBuilder(_LocalProcess):
-    """A ``uv`` virtual environment per Space commit, sharing uv's cache."""
+    """A ``uv`` virtual environment per Space commit, sharing uv's cache. Builds of one
+    ``env_dir`` run one at a time; one that a later build of it superseded while it waited
+    does nothing (the later one builds, or reuses)."""
 
     name = "venv"
 
@@ -151,6 +153,7 @@ class VenvBuilder(_LocalProcess):
         self._wheels: dict[str, Path] = {}
         self._env_locks_lock = threading.Lock()
         self._env_locks: dict[Path, threading.Lock] = {}  # one build at a time into an env_dir
+        self._asked: dict[Path, int] = {}  # how many builds of each env_dir were asked for
 
     def base_path(self, env_dir: Path) -> str:
         return f"{env_dir / 'bin'}:{IMAGE_PATH}"
@@ -166,7 +169,17 @@ class VenvBuilder(_LocalProcess):
     ) -> None:
         with self._env_locks_lock:  # a restart during a build of its commit waits for that build
             env_lock = self._env_locks.setdefault(env_dir, threading.Lock())
-        with env_lock, open(log, "w") as out:
+            ticket = self._asked[env_dir] = self._asked.get(env_dir, 0) + 1
+        with env_lock:
+            with self._env_locks_lock:
+                if self._asked[env_dir] != ticket:
+                    return  # a later build of this env_dir was asked for: it builds or reuses
+            self._build_once(layout, env_dir, log, started, fresh=fresh)
+
+    def _build_once(
+        self, layout: Layout, env_dir: Path, log: Path, started: Callable[[], None], *, fresh: bool
+    ) -> None:
+        with open(log, "w") as out:
             if not fresh and (env_dir / _BUILT).is_file():
                 started()
                 out.write(f"reusing {env_dir}\n")

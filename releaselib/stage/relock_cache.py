@@ -31,7 +31,8 @@ def relock_key(stage_dir: Path, ref: str, excluded: Sequence[str], uv_version: s
     digest = hashlib.sha256("\0".join(["uv-relock", ref, uv_version, *excluded]).encode())
     for path in sorted(_files(stage_dir)):
         digest.update(b"\0" + path.relative_to(stage_dir).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes())
+        with open(path, "rb") as file:  # in chunks: a large file is not held in memory
+            digest.update(hashlib.file_digest(file, "sha256").digest())
     return digest.hexdigest()[:32]
 
 
@@ -48,9 +49,12 @@ def cached_relock(cache: Path, key: str | None) -> tuple[str, str] | None:
         return None
     try:
         kept = json.loads((cache / f"relock-{key}.json").read_text(encoding="utf-8"))
-        return str(kept["pins"]), str(kept["uv_lock"])
+        pins, uv_lock = kept["pins"], kept["uv_lock"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    if not isinstance(pins, str) or not isinstance(uv_lock, str) or not uv_lock.strip():
+        return None  # not what keep_relock writes: re-lock
+    return pins, uv_lock
 
 
 def keep_relock(cache: Path, key: str | None, pins: str, uv_lock: str) -> None:

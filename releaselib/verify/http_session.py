@@ -65,7 +65,10 @@ class Session:
             self._record(method, path, None, detail, start, sent)
             if isinstance(exc, httpx.TimeoutException) and asked < tries:
                 return self._request(method, path, body, tries, asked + 1)
-            what = problem.what if asked == 1 else f"{problem.what}, {asked} times"
+            what = problem.what
+            if asked > 1:  # the earlier asks met our time-out
+                timed_out = isinstance(exc, httpx.TimeoutException)
+                what += f", {asked} times" if timed_out else f" after {asked - 1} time-out(s)"
             reason = f"{method} {path}: {what} ({problem.detail}); {problem.remedy}"
             raise Stop(Outcome.INCONCLUSIVE, reason, our_error=True) from exc
         self._record(method, path, response.status_code, response.text, start, sent)

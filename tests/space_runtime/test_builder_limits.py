@@ -87,10 +87,13 @@ def test_a_failure_with_nothing_skipped_stays_the_spaces(tmp_path: Path) -> None
     assert BUILDER_MADE not in raised.value.message
 
 
-def test_a_restart_during_a_build_of_its_commit_waits_and_reuses_that_build(tmp_path: Path) -> None:
-    """A factory reboot while the commit's first build still runs: the second build of the same
-    environment waits for the first and reuses it, instead of deleting the folder the first is
-    installing into (uv: "A virtual environment already exists")."""
+def test_builds_of_one_commit_never_install_into_it_at_once_and_a_factory_reboot_builds_anew(
+    tmp_path: Path,
+) -> None:
+    """Two builds of one commit at once (a restart during its build): one installs, the other
+    reuses it or, superseded by it, does nothing, never deleting the folder the first is
+    installing into (uv: "A virtual environment already exists"). Later, a plain restart reuses
+    the build and a factory reboot (``fresh``) installs anew."""
     layout = layout_of(tmp_path, 'FROM python:3.11\nCMD ["python"]\n')
     builder, env = VenvBuilder(tmp_path / "builder"), tmp_path / "env"
     together = threading.Barrier(2)
@@ -104,5 +107,10 @@ def test_a_restart_during_a_build_of_its_commit_waits_and_reuses_that_build(tmp_
         thread.start()
     for thread in threads:
         thread.join(waits(60))
-    logs = sorted((tmp_path / f"{n}.log").read_text().startswith("reusing") for n in (1, 2))
-    assert logs == [False, True] and (env / "bin" / "python").exists()
+    logs = [(tmp_path / f"{n}.log") for n in (1, 2)]
+    installed = [log for log in logs if log.exists() and not log.read_text().startswith("reusing")]
+    assert len(installed) == 1 and (env / "bin" / "python").exists()
+    builder.build(layout, env, tmp_path / "restart.log")
+    assert (tmp_path / "restart.log").read_text().startswith("reusing")
+    builder.build(layout, env, tmp_path / "factory.log", fresh=True)
+    assert not (tmp_path / "factory.log").read_text().startswith("reusing")
