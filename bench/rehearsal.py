@@ -10,9 +10,8 @@ envs instead (``--env`` to choose, ``--allow-secret FILE`` for its known false p
 second), the CPU seconds of this process and of its children, the embedded Hub's most Spaces
 in flight, each Space's stages with the second each began (``timeline``: where the wall time
 went), and, with ``--alone``, each env rehearsed alone (one after another) and whether any
-verdict differs. ``--cold``: a new, empty uv cache
-(downloads every package: not for a shared machine). Without ``--spaces``, the rehearsal's
-default bound.
+verdict differs. ``--cold``: a new, empty uv cache (downloads every package: not for a shared
+machine). Without ``--spaces``, the rehearsal's default bound.
 """
 
 from __future__ import annotations

@@ -14,19 +14,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from releaselib.files import write_atomic
-
-_SHA = re.compile(r"[0-9a-f]{40}")
+from releaselib.stage.refs import FULL_SHA
 
 
 def relock_key(stage_dir: Path, ref: str, excluded: Sequence[str], uv_version: str) -> str | None:
     """The cache key of re-locking in ``stage_dir`` (before its lock is written), or None when
     ``ref`` is not a commit sha."""
-    if not _SHA.fullmatch(ref):
+    if not FULL_SHA.match(ref):
         return None
     digest = hashlib.sha256("\0".join(["uv-relock", ref, uv_version, *excluded]).encode())
     for path in sorted(_files(stage_dir)):
