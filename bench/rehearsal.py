@@ -8,10 +8,10 @@ envs instead (``--env`` to choose, ``--allow-secret FILE`` for its known false p
 ``--wait`` as release's), at release's own probe time-out. It reports the wall time, the peak
 1-minute load average, the peak memory of this process and its children together (sampled each
 second), the CPU seconds of this process and of its children, the embedded Hub's most Spaces
-in flight, each Space's stages with the second each began (``timeline``: where the wall time
-went), and, with ``--alone``, each env rehearsed alone (one after another) and whether any
-verdict differs. ``--cold``: a new, empty uv cache (downloads every package: not for a shared
-machine). Without ``--spaces``, the rehearsal's default bound.
+starting and in flight at once, each Space's stages with the second each began (``timeline``:
+where the wall time went), and, with ``--alone``, each env rehearsed alone (one after
+another) and whether any verdict differs. ``--cold``: a new, empty uv cache (downloads every
+package: not for a shared machine). Without ``--spaces``, the rehearsal's default bound.
 """
 
 from __future__ import annotations
@@ -160,6 +160,7 @@ def run(
         "peak_load": round(peaks["load"], 2),
         "peak_rss_mib": round(peaks["rss_mib"], 1),
         "in_flight_peak": result.report["rehearsal"]["in_flight_peak"],
+        "starting_peak": result.report["rehearsal"]["starting_peak"],
         "verdicts": {e["env"]: e["outcome"] for e in result.report["envs"]},
         "reasons": {e["env"]: (e.get("reason") or "")[:300] for e in result.report["envs"]},
         "timeline": timeline,
@@ -169,7 +170,7 @@ def run(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--extra", type=int, default=25, help="small envs beside the examples")
-    parser.add_argument("--spaces", type=int, help="Spaces in flight (default: rehearse's)")
+    parser.add_argument("--spaces", type=int, help="Spaces starting at once (default: rehearse's)")
     parser.add_argument("--builder", default="venv")
     parser.add_argument("--cold", action="store_true", help="a new, empty uv cache")
     parser.add_argument("--alone", action="store_true", help="also rehearse each env alone")
@@ -201,7 +202,8 @@ def main() -> int:
         print(
             f"{len(envs)} envs, --spaces {spaces}, {args.builder}: {together['wall_s']} s, "
             f"peak load {together['peak_load']}, peak RSS {together['peak_rss_mib']} MiB, "
-            f"at most {together['in_flight_peak']} Spaces in flight"
+            f"at most {together['starting_peak']} Spaces starting and "
+            f"{together['in_flight_peak']} in flight"
         )
         if args.alone:
             alone: dict[str, str] = {}

@@ -59,9 +59,9 @@ FLAG_HELP = {
     "files and variables the promotion wrote and nobody changed since (default: hold it)",
     "allow_downgrade": "let promote replace a canonical whose card says it holds a newer "
     "release than this one (default: hold it)",
-    "spaces": "how many Spaces build or run at once in the rehearsal's embedded Hub; the others "
-    "wait, queued, and each Space is paused once its verdict is in (default: one per core, at "
-    "least 2, no more than available memory / 400 MB)",
+    "spaces": "how many Spaces build or start at once in the rehearsal's embedded Hub; the "
+    "others wait, queued, until one answers or stops, and each Space is paused once its verdict "
+    "is in (default: one per core, at least 2; in flight in all: available memory / 400 MB)",
     "keep": "the rehearsal's folder (checkout, staging, ledger, briefing; default: a new temp dir)",
 }
 

@@ -155,8 +155,9 @@ def rehearse(
     build and run stages, probing and verdict, as release's live board does.
     ``kept``: ``workdir`` outlives the rehearsal (``--keep``); else nothing printed or returned
     names a path in it or a command that needs it or the stopped Hub. ``lock``: False for
-    release's ``--no-lock``. ``spaces``: at most that many Spaces build or run at once in the
-    embedded Hub (None: no bound); either way each Space is paused once its verdict is in.
+    release's ``--no-lock``. ``spaces``: at most that many Spaces build or start at once in the
+    embedded Hub (None: no bound; see :mod:`releaselib.localhub.in_flight`); either way each
+    Space is paused once its verdict is in.
     """
     check_keep(workdir, repo)
     if repo is None:
@@ -218,7 +219,7 @@ def rehearse(
         rows = listed_board(ledger, listed, config)
         commits = {s.id: hub.commit_count(s.id) for s in listed}
         statuses = dict(local.counters().by_status)
-        peak = local.in_flight.peak
+        peak, peak_starting = local.in_flight.peak, local.in_flight.peak_starting
     source = "examples/" if repo is None else str(repo.resolve())
     restart = restart_hub(workdir, builder, port, checkout if builder != "host" else None)
     rehearsal = {
@@ -227,6 +228,7 @@ def rehearse(
         "kept": kept,
         "spaces": spaces,  # None: no bound
         "in_flight_peak": peak,
+        "starting_peak": peak_starting,
     }
     report = {"rehearsal": rehearsal, **result.report}
     if kept:

@@ -42,7 +42,8 @@ class LocalHub:
     what stands in for a Space's RUN steps (``releaselib.space_runtime.builders``): ``host``,
     ``venv``, ``podman`` or ``docker`` (EngineUnavailable here when that engine does not answer),
     whose OpenEnv requirement comes from the ``openenv`` checkout when given. ``spaces``: at
-    most that many Spaces build or run at once, the others BUILDING and queued (None: no bound).
+    most that many Spaces build or start at once, the others BUILDING and queued, and no more in
+    flight in all than the available memory holds (None: no bound).
     """
 
     def __init__(
@@ -157,7 +158,8 @@ class LocalHub:
 
     @property
     def in_flight(self) -> InFlight:
-        """The bound on Spaces in flight, and the most there were at once (``peak``)."""
+        """The bounds on Spaces in flight, and the most there were at once (``peak``; starting:
+        ``peak_starting``)."""
         if self._runtimes is None:
             raise RuntimeError("localhub has not started")
         return self._runtimes.in_flight

@@ -1,16 +1,23 @@
-"""The bound on Spaces in flight in the embedded Hub: how many build or run at once.
+"""The bounds on Spaces in flight in the embedded Hub: how many build or start at once, and how
+many are in flight in all.
 
-A Space takes a slot as its build starts (before the builder's own build slot) and gives it
-back when its process stops: paused, stopped, deleted, superseded, failed, or asleep. Each
-slot belongs to one generation of a Space (a commit or restart starts a new one), so a
-generation that was superseded while it waited never takes one, and a late release by an
-old generation never frees its successor's.
+Building and starting are what load the machine (an install, a server importing its
+framework); a Space that runs and answers probes mostly waits. So a Space takes a slot as its
+build starts (before the builder's own build slot) and is *starting* until its process
+answers: only ``limit`` Spaces start at once. It keeps a place among those in flight until its
+process stops (paused, stopped, deleted, superseded, failed, or asleep): at most ``running``
+in all, which bounds memory. Slots are taken in the order they were asked for, so the Spaces
+of a release start in the order they were deployed. Each slot belongs to one generation of a
+Space (a commit or restart starts a new one), so a generation that was superseded while it
+waited never takes one, and a late release by an old generation never frees its successor's.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
+from collections import deque
 from pathlib import Path
 
 #: What one Space in flight may take: a venv Space of a real env runs in about 300-400 MB.
@@ -18,10 +25,15 @@ SPACE_MEMORY = 400 * 1024 * 1024
 
 
 def default_spaces() -> int:
-    """The rehearsal's bound unless told: one Space per core (at least 2), no more than the
-    available memory holds at :data:`SPACE_MEMORY` each (at least 1)."""
+    """The rehearsal's bound on Spaces starting at once unless told: one per core (at least
+    2), no more than :func:`memory_spaces`."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return min(max(2, cores or 1), max(1, _available_memory() // SPACE_MEMORY))
+    return min(max(2, cores or 1), memory_spaces())
+
+
+def memory_spaces() -> int:
+    """How many Spaces the available memory holds at :data:`SPACE_MEMORY` each (at least 1)."""
+    return max(1, _available_memory() // SPACE_MEMORY)
 
 
 def _available_memory() -> int:
@@ -36,13 +48,19 @@ def _available_memory() -> int:
 
 
 class InFlight:
-    """At most ``limit`` Spaces in flight (None: no bound), and the most there ever were."""
+    """At most ``limit`` Spaces starting (None: no bound) and ``running`` in flight in all
+    (None: no bound), and the most there ever were of each (``peak_starting``, ``peak``)."""
 
-    def __init__(self, limit: int | None = None) -> None:
+    def __init__(self, limit: int | None = None, running: int | None = None) -> None:
         self.limit = limit
+        self.running = running
         self.peak = 0
+        self.peak_starting = 0
         self._holders: dict[str, int] = {}  # Space id -> the generation holding its slot
+        self._starting: set[str] = set()  # the holders whose process does not answer yet
         self._newest: dict[str, int] = {}  # Space id -> the newest generation announced
+        self._waiting: deque[int] = deque()  # the tickets of those waiting, first asked first
+        self._tickets = itertools.count()
         self._changed = threading.Condition()
 
     @property
@@ -50,18 +68,46 @@ class InFlight:
         with self._changed:
             return len(self._holders)
 
-    def take(self, space: str, generation: int) -> bool:
-        """Wait for a slot for ``space``'s ``generation``; False, holding nothing, as soon as
-        a newer generation of it began (:meth:`moved_on`)."""
+    @property
+    def starting(self) -> int:
         with self._changed:
+            return len(self._starting)
+
+    @property
+    def queued(self) -> int:
+        """How many wait for a slot."""
+        with self._changed:
+            return len(self._waiting)
+
+    def take(self, space: str, generation: int) -> bool:
+        """Wait for a slot for ``space``'s ``generation`` to start in, after those who asked
+        before; False, holding nothing, as soon as a newer generation of it began
+        (:meth:`moved_on`)."""
+        with self._changed:
+            ticket = next(self._tickets)
+            self._waiting.append(ticket)
             while True:
                 if self._newest.get(space, generation) > generation:
+                    self._waiting.remove(ticket)
+                    self._changed.notify_all()  # the next in line may be first now
                     return False
-                if self.limit is None or len(self._holders) < self.limit:
+                if self._waiting[0] == ticket and self._free():
+                    self._waiting.popleft()
+                    self._changed.notify_all()
                     self._holders[space] = generation
+                    self._starting.add(space)
                     self.peak = max(self.peak, len(self._holders))
+                    self.peak_starting = max(self.peak_starting, len(self._starting))
                     return True
                 self._changed.wait()
+
+    def started(self, space: str, generation: int) -> None:
+        """``space``'s ``generation`` answers: it keeps its place in flight, and its starting
+        slot goes to the next Space."""
+        with self._changed:
+            if self._holders.get(space) == generation and space in self._starting:
+                self._starting.discard(space)
+                self._changed.notify_all()
 
     def moved_on(self, space: str, generation: int) -> None:
         """``space``'s ``generation`` began and its older process stopped: an older
@@ -69,7 +115,7 @@ class InFlight:
         with self._changed:
             self._newest[space] = max(self._newest.get(space, generation), generation)
             if self._holders.get(space, generation) < generation:
-                del self._holders[space]
+                self._drop(space)
             self._changed.notify_all()
 
     def release(self, space: str, generation: int) -> None:
@@ -77,5 +123,13 @@ class InFlight:
         if it holds one."""
         with self._changed:
             if self._holders.get(space) == generation:
-                del self._holders[space]
+                self._drop(space)
                 self._changed.notify_all()
+
+    def _free(self) -> bool:
+        starts = self.limit is None or len(self._starting) < self.limit
+        return starts and (self.running is None or len(self._holders) < self.running)
+
+    def _drop(self, space: str) -> None:
+        del self._holders[space]
+        self._starting.discard(space)

@@ -59,7 +59,7 @@ def serve(
 
     ``builder`` defaults to ``venv``: a Hub serving a real checkout must install what its Spaces
     declare (under ``host`` nothing is, and a missing package is no verdict). ``spaces``: at
-    most that many Spaces build or run at once (None: no bound)."""
+    most that many Spaces build or start at once (None: no bound)."""
     stopped = threading.Event()
     received: list[signal.Signals] = []
 

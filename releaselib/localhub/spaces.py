@@ -2,8 +2,9 @@
 
 A commit or restart bumps the Space's generation and starts a build thread; a thread whose
 generation is no longer current stops touching the Space, so a newer commit always wins. With a
-``spaces`` bound, a build first waits (BUILDING, queued) for one of the Spaces in flight
-(:mod:`releaselib.localhub.in_flight`), which it holds until its process stops.
+``spaces`` bound, a build first waits (BUILDING, queued) for one of the slots of Spaces starting
+(:mod:`releaselib.localhub.in_flight`), which it holds until its process answers (RUNNING); it
+stays in flight, within the memory's bound, until its process stops.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 import httpx
 
 from releaselib.localhub.domains import SpaceDomain
-from releaselib.localhub.in_flight import InFlight
+from releaselib.localhub.in_flight import InFlight, memory_spaces
 from releaselib.localhub.requestlog import RequestLog
 from releaselib.localhub.runtime_answer import runtime_dict
 from releaselib.localhub.scenario import FaultInjector, Scenario, SpaceBehaviour
@@ -83,7 +84,8 @@ class SpaceRuntimes:
         self._spaces: dict[str, _Space] = {}
         self._lock = threading.Lock()
         self._client = httpx.AsyncClient(trust_env=False, timeout=300)
-        self.in_flight = InFlight(spaces)
+        running = None if spaces is None else max(spaces, memory_spaces())
+        self.in_flight = InFlight(spaces, running)
 
     # called by the Hub API (on the event loop)
     def runtime(self, repo: Repo) -> dict[str, Any]:
@@ -340,6 +342,8 @@ class SpaceRuntimes:
                 space.process = process
         if stage in _ENDED:
             self.in_flight.release(space.repo_id, generation)
+        elif stage == "RUNNING":
+            self.in_flight.started(space.repo_id, generation)
         return True
 
     async def _shut(self, space: _Space) -> None:

@@ -1,5 +1,5 @@
 """``rehearse --spaces 1``: the same verdicts and decisions as without a bound, while the
-embedded Hub never had more than one Space in flight."""
+embedded Hub never had more than one Space building or starting."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def _checkout(root: Path) -> Path:
     return root
 
 
-def test_one_space_in_flight_gives_the_verdicts_of_no_bound(tmp_path: Path) -> None:
+def test_one_space_starting_at_a_time_gives_the_verdicts_of_no_bound(tmp_path: Path) -> None:
     checkout = _checkout(tmp_path / "OpenEnv")
     heard: list[tuple[str, str]] = []
     ended = {}
@@ -48,7 +48,7 @@ def test_one_space_in_flight_gives_the_verdicts_of_no_bound(tmp_path: Path) -> N
         )
         decided = {e["env"]: (e["outcome"], e["decision"]) for e in result.report["envs"]}
         canonicals = {c["target"]: c["outcome"] for c in result.report.get("canonicals", [])}
-        ended[name] = (decided, canonicals, result.report["rehearsal"]["in_flight_peak"])
+        ended[name] = (decided, canonicals, result.report["rehearsal"]["starting_peak"])
     assert ended["one"][:2] == ended["free"][:2]
     assert ended["one"][0] == {env: INTENDED[env] for env in ENVS}
     assert ended["one"][1] == {"openenv/echo_env": "PASS"}  # the promoted canonical, checked
