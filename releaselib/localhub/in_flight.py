@@ -6,10 +6,13 @@ framework); a Space that runs and answers probes mostly waits. So a Space takes 
 build starts (before the builder's own build slot) and is *starting* until its process
 answers: only ``limit`` Spaces start at once. It keeps a place among those in flight until its
 process stops (paused, stopped, deleted, superseded, failed, or asleep): at most ``running``
-in all, which bounds memory. Slots are taken in the order they were asked for, so the Spaces
-of a release start in the order they were deployed. Each slot belongs to one generation of a
-Space (a commit or restart starts a new one), so a generation that was superseded while it
-waited never takes one, and a late release by an old generation never frees its successor's.
+in all, which bounds memory (and so the starting bound too). Slots are taken in the order they
+were asked for, so the Spaces of a release start in the order they were deployed; a restart
+(a new variable or secret, a factory reboot, a sleeping Space woken) asks again, at the back.
+Each slot belongs to one generation of a Space (a commit or restart starts a new one), so a
+generation that was superseded while it waited never takes one, and a late release by an old
+generation never frees its successor's. A Space's process that stops of itself is noticed when
+its runtime is next read.
 """
 
 from __future__ import annotations
@@ -28,23 +31,65 @@ def default_spaces() -> int:
     """The rehearsal's bound on Spaces starting at once unless told: one per core (at least
     2), no more than :func:`memory_spaces`."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return min(max(2, cores or 1), memory_spaces())
+    held = memory_spaces()
+    return max(2, cores or 1) if held is None else min(max(2, cores or 1), held)
 
 
-def memory_spaces() -> int:
-    """How many Spaces the available memory holds at :data:`SPACE_MEMORY` each (at least 1)."""
-    return max(1, _available_memory() // SPACE_MEMORY)
+def memory_spaces() -> int | None:
+    """How many Spaces the available memory holds at :data:`SPACE_MEMORY` each (at least 1);
+    None when this system does not say how much memory is available."""
+    available = _available_memory()
+    return None if available is None else max(1, available // SPACE_MEMORY)
 
 
-def _available_memory() -> int:
-    """MemAvailable from /proc/meminfo, else free physical pages (other systems)."""
+def _available_memory() -> int | None:
+    """The least of MemAvailable (/proc/meminfo; else free physical pages) and what this
+    process's memory cgroup may still take; None when neither can be read."""
+    sizes = [size for size in (_meminfo_available(), _cgroup_room()) if size is not None]
+    return min(sizes) if sizes else None
+
+
+def _meminfo_available() -> int | None:
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemAvailable:"):
                 return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
-    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # macOS has no SC_AVPHYS_PAGES
+        return None
+
+
+def _cgroup_room() -> int | None:
+    """The memory limit of this process's cgroup (v2, else v1) less what it uses; None when
+    it has no limit or none can be read."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controllers == "":
+            folder = Path("/sys/fs/cgroup", path.lstrip("/"))
+            limit, usage = folder / "memory.max", folder / "memory.current"
+        elif "memory" in controllers.split(","):
+            folder = Path("/sys/fs/cgroup/memory", path.lstrip("/"))
+            limit, usage = folder / "memory.limit_in_bytes", folder / "memory.usage_in_bytes"
+        else:
+            continue
+        try:
+            ceiling = limit.read_text().strip()
+            if ceiling != "max" and int(ceiling) < _NO_LIMIT:
+                return max(0, int(ceiling) - int(usage.read_text()))
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+#: cgroup v1 writes "no limit" as a number near 2**63.
+_NO_LIMIT = 1 << 60
 
 
 class InFlight:
@@ -72,6 +117,12 @@ class InFlight:
     def starting(self) -> int:
         with self._changed:
             return len(self._starting)
+
+    def newest(self, space: str) -> int:
+        """The newest generation of ``space`` announced (0: none), which a Space created
+        again after a deletion goes on from."""
+        with self._changed:
+            return self._newest.get(space, 0)
 
     @property
     def queued(self) -> int:

@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from releaselib.hub.runtime import BUILDER_MADE
 from releaselib.localhub.domains import SpaceDomain
 from releaselib.localhub.in_flight import InFlight, memory_spaces
 from releaselib.localhub.requestlog import RequestLog
@@ -84,8 +85,7 @@ class SpaceRuntimes:
         self._spaces: dict[str, _Space] = {}
         self._lock = threading.Lock()
         self._client = httpx.AsyncClient(trust_env=False, timeout=300)
-        running = None if spaces is None else max(spaces, memory_spaces())
-        self.in_flight = InFlight(spaces, running)
+        self.in_flight = InFlight(spaces, None if spaces is None else memory_spaces())
 
     # called by the Hub API (on the event loop)
     def runtime(self, repo: Repo) -> dict[str, Any]:
@@ -198,7 +198,9 @@ class SpaceRuntimes:
         ]
         for domain in domains:
             await domain.start()
-        return self._spaces.setdefault(repo_id, _Space(repo_id, behaviour, domains))
+        # a Space created again after a deletion goes on from its old generations
+        generation = self.in_flight.newest(repo_id)
+        return self._spaces.setdefault(repo_id, _Space(repo_id, behaviour, domains, generation=generation))
 
     def _supersede(self, space: _Space, stage: str) -> Running | None:
         """Start a new generation in ``stage``; returns the process the caller must stop."""
@@ -250,6 +252,22 @@ class SpaceRuntimes:
         self.in_flight.moved_on(space.repo_id, generation)
         if not self.in_flight.take(space.repo_id, generation):
             return  # a newer generation began while this one waited for a slot
+        try:
+            self._build_and_start(space, generation, head, env, then_sleep, delay, fresh)
+        except Exception as exc:  # a bug of ours: say so, and never hold the slot forever
+            why = f"{BUILDER_MADE} {type(exc).__name__}: {exc}"
+            self._set(space, generation, "BUILD_ERROR", why)
+
+    def _build_and_start(
+        self,
+        space: _Space,
+        generation: int,
+        head: Commit,
+        env: dict[str, str],
+        then_sleep: bool,
+        delay: float,
+        fresh: bool,
+    ) -> None:
         if not self._wait(space, generation, delay):
             return
         behaviour = space.behaviour

@@ -19,7 +19,7 @@ An env's declared needs (secrets, hardware, outside services) go with every resu
 (see :mod:`releaselib.verify.usable`). In a rehearsal, any FAIL of an env with needs is
 INCONCLUSIVE naming them, since the rehearsal cannot give them, except a BUILD_ERROR: the build
 failed before any need could matter (see :func:`rehearsed`). A rehearsal also pauses each Space
-once its verdict is in (``stop_judged``), so the embedded Hub's next Space can take its slot.
+once its verdict is in (``stop_judged``), so it leaves the embedded Hub's Spaces in flight.
 """
 
 from __future__ import annotations

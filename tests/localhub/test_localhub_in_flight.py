@@ -36,7 +36,8 @@ FIRST_NEVER_ANSWERS = Scenario(spaces=(SpaceBehaviour(repo="acme/first", stuck_s
 
 
 @pytest.fixture
-def bounded(tmp_path: Path):
+def bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr("releaselib.localhub.spaces.memory_spaces", lambda: 8)  # any machine
     with LocalHub(tmp_path / "hub", spaces=1, scenario=FIRST_NEVER_ANSWERS) as hub:
         yield hub, HfApi(endpoint=hub.endpoint, token=hub.token)
 
@@ -96,41 +97,49 @@ def test_a_crash_frees_the_slot_for_the_next_space(bounded, tmp_path: Path) -> N
     assert (hub.in_flight.peak, hub.in_flight.held) == (1, 1)
 
 
-def test_an_old_generation_never_takes_or_frees_a_newer_ones_slot() -> None:
-    slots = InFlight(1)
-    assert slots.take("a", 1)
-    taken: list[bool] = []
-    waiting = threading.Thread(target=lambda: taken.append(slots.take("b", 1)))
-    waiting.start()
-    slots.moved_on("b", 2)  # b's generation 1 gives up waiting, holding nothing
-    waiting.join(waits(10))
-    assert taken == [False] and slots.held == 1
-    slots.release("a", 1)
-    assert slots.take("b", 2)
-    slots.release("b", 1)  # a late release by the old generation
-    assert slots.held == 1
-    slots.moved_on("b", 3)  # the next generation began: generation 2's slot is free
-    assert slots.held == 0 and slots.peak == 1
+@pytest.mark.parametrize("spaces", [None, 1])
+def test_a_space_created_again_after_a_deletion_builds(tmp_path: Path, spaces) -> None:
+    with LocalHub(tmp_path / "hub", spaces=spaces) as hub:
+        api = HfApi(endpoint=hub.endpoint, token=hub.token)
+        first = _space(api, "again", tmp_path / "a")
+        wait_for_stage(api, first, {"RUNNING"})
+        api.delete_repo(first, repo_type="space")
+        again = _space(api, "again", tmp_path / "b")
+        assert wait_for_stage(api, again, {"RUNNING"}).stage == "RUNNING"
 
 
-def test_spaces_that_answer_stay_in_flight_within_the_running_bound() -> None:
-    slots = InFlight(1, running=2)
-    assert slots.take("a", 1)
-    slots.started("a", 1)
-    assert slots.take("b", 1)  # a answers: b may start
-    slots.started("b", 1)
-    taken: list[bool] = []
-    waiting = threading.Thread(target=lambda: taken.append(slots.take("c", 1)))
-    waiting.start()
-    waiting.join(0.5)
-    assert taken == [] and (slots.held, slots.starting) == (2, 0)  # two in flight: c waits
-    slots.release("a", 1)
-    waiting.join(waits(10))
-    assert taken == [True] and (slots.held, slots.starting) == (2, 1)
-    slots.started("c", 0)  # an old generation's word changes nothing
-    assert slots.starting == 1
-    assert (slots.peak, slots.peak_starting) == (2, 1)
+def test_a_bug_of_ours_in_a_build_is_the_builders_error_and_frees_the_slot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from releaselib.localhub import spaces as runtimes
 
+    real, calls = runtimes.lay_out, []
+
+    def first_call_breaks(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("boom")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runtimes, "lay_out", first_call_breaks)
+    with LocalHub(tmp_path / "hub", spaces=1) as hub:
+        api = HfApi(endpoint=hub.endpoint, token=hub.token)
+        broken = _space(api, "broken", tmp_path / "a")
+        runtime = wait_for_stage(api, broken, {"BUILD_ERROR"})
+        assert runtime.raw["errorMessage"] == "embedded Hub builder: RuntimeError: boom"
+        after = _space(api, "after", tmp_path / "b")
+        assert wait_for_stage(api, after, {"RUNNING"}).stage == "RUNNING"
+
+
+def test_a_dockerfile_that_is_not_utf8_is_laid_out_as_docker_reads_it(bounded, tmp_path) -> None:
+    hub, api = bounded
+    tree = tmp_path / "latin1"
+    write_tree(tree, QUICK_APP)
+    dockerfile = tree / "Dockerfile"
+    dockerfile.write_bytes(b"# caf\xe9 (latin-1)\n" + dockerfile.read_bytes())
+    repo_id = api.create_repo("acme/latin1", repo_type="space", space_sdk="docker").repo_id
+    api.upload_folder(folder_path=tree, repo_id=repo_id, repo_type="space")
+    assert wait_for_stage(api, repo_id, {"RUNNING"}).stage == "RUNNING"
 
 
 def _until(condition: Callable[[], bool]) -> None:
@@ -140,14 +149,93 @@ def _until(condition: Callable[[], bool]) -> None:
         time.sleep(0.01)
 
 
+def _asking(slots: InFlight, space: str, generation: int = 1) -> list[bool]:
+    """What ``take`` answers, from a thread (a daemon: a failing test never hangs the run)."""
+    answer: list[bool] = []
+    threading.Thread(
+        target=lambda: answer.append(slots.take(space, generation)), daemon=True
+    ).start()
+    return answer
+
+
+def test_an_old_generation_never_takes_or_frees_a_newer_ones_slot() -> None:
+    slots = InFlight(1)
+    assert slots.take("a", 1)
+    taken = _asking(slots, "b")
+    _until(lambda: slots.queued == 1)
+    slots.moved_on("b", 2)  # b's generation 1 gives up waiting, holding nothing
+    _until(lambda: taken == [False])
+    assert slots.held == 1 and slots.queued == 0
+    slots.release("a", 1)
+    assert slots.take("b", 2)
+    slots.release("b", 1)  # a late release by the old generation
+    assert slots.held == 1
+    slots.moved_on("b", 3)  # the next generation began: generation 2's slot is free
+    assert slots.held == 0 and slots.peak == 1
+
+
+def test_a_waiting_space_starts_as_soon_as_the_starting_one_answers() -> None:
+    slots = InFlight(1)
+    assert slots.take("a", 1)
+    taken = _asking(slots, "b")
+    _until(lambda: slots.queued == 1)
+    slots.started("a", 1)
+    _until(lambda: taken == [True])
+    assert (slots.held, slots.starting) == (2, 1)
+
+
+def test_spaces_that_answer_stay_in_flight_within_the_running_bound() -> None:
+    slots = InFlight(1, running=2)
+    assert slots.take("a", 1)
+    slots.started("a", 1)
+    assert slots.take("b", 1)  # a answers: b may start
+    slots.started("b", 1)
+    taken = _asking(slots, "c")
+    _until(lambda: slots.queued == 1)
+    assert taken == [] and (slots.held, slots.starting) == (2, 0)  # two in flight: c waits
+    slots.release("a", 1)
+    _until(lambda: taken == [True])
+    assert (slots.held, slots.starting) == (2, 1)
+    slots.started("c", 0)  # an old generation's word changes nothing
+    assert slots.starting == 1
+    assert (slots.peak, slots.peak_starting) == (2, 1)
+
+
+def test_the_next_in_line_takes_the_slot_of_one_that_gave_up_waiting() -> None:
+    slots = InFlight(1)
+    assert slots.take("a", 1)
+    gave_up = _asking(slots, "b")
+    _until(lambda: slots.queued == 1)
+    taken = _asking(slots, "c")
+    _until(lambda: slots.queued == 2)
+    slots.release("a", 1)
+    slots.moved_on("b", 2)  # b, first in line, gave up (or took and was superseded): c's turn
+    _until(lambda: taken == [True] and len(gave_up) == 1)
+    assert slots.held == 1 and slots.queued == 0
+
+
+def test_two_slots_freed_go_to_the_two_first_in_line() -> None:
+    slots = InFlight(2)
+    assert slots.take("a", 1) and slots.take("b", 1)
+    answers = []
+    for count, name in enumerate(("c", "d", "e"), start=1):
+        answers.append(_asking(slots, name))
+        _until(lambda n=count: slots.queued == n)
+    slots.release("a", 1)
+    slots.release("b", 1)
+    _until(lambda: answers[:2] == [[True], [True]])
+    assert answers[2] == [] and slots.queued == 1
+
+
 def test_slots_go_in_the_order_they_were_asked_for() -> None:
     slots = InFlight(1)
     assert slots.take("a", 1)
-    order: list[str] = []
+    answers = []
     for count, name in enumerate(("b", "c", "d"), start=1):
-        threading.Thread(target=lambda n=name: slots.take(n, 1) and order.append(n)).start()
+        answers.append(_asking(slots, name))
         _until(lambda n=count: slots.queued == n)  # b asks first, then c, then d
     for count, name in enumerate(("a", "b", "c"), start=1):
-        slots.release(name, 1)
-        _until(lambda n=count: len(order) == n)
-    assert order == ["b", "c", "d"] and slots.queued == 0
+        slots.release(name, 1)  # whoever holds the one slot lets it go
+        _until(lambda n=count: sum(map(len, answers)) == n)
+        assert answers[count - 1] == [True], answers  # the first in line took it
+    assert slots.queued == 0
