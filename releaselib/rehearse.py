@@ -202,7 +202,7 @@ def rehearse(
             allowed_secrets=allowed_secrets,
             allow_embedded_hub=True,  # the private copy: its next commands may pin it too
             lock=lock,
-            stop_judged=True,  # a judged Space leaves the Spaces in flight: no idle server holds memory
+            stop_judged=True,  # a judged Space leaves the Spaces in flight: it holds no memory
         )
         if repo is None:  # timings tuned to slow_env; a real checkout gets release's own
             tuned = 300.0 if builder in ("host", "venv") else 900.0  # image builds take minutes

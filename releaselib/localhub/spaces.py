@@ -199,8 +199,8 @@ class SpaceRuntimes:
         for domain in domains:
             await domain.start()
         # a Space created again after a deletion goes on from its old generations
-        generation = self.in_flight.newest(repo_id)
-        return self._spaces.setdefault(repo_id, _Space(repo_id, behaviour, domains, generation=generation))
+        space = _Space(repo_id, behaviour, domains, generation=self.in_flight.newest(repo_id))
+        return self._spaces.setdefault(repo_id, space)
 
     def _supersede(self, space: _Space, stage: str) -> Running | None:
         """Start a new generation in ``stage``; returns the process the caller must stop."""

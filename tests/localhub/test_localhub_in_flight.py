@@ -132,7 +132,7 @@ def test_a_bug_of_ours_in_a_build_is_the_builders_error_and_frees_the_slot(
 
 
 def test_a_dockerfile_that_is_not_utf8_is_laid_out_as_docker_reads_it(bounded, tmp_path) -> None:
-    hub, api = bounded
+    _, api = bounded
     tree = tmp_path / "latin1"
     write_tree(tree, QUICK_APP)
     dockerfile = tree / "Dockerfile"
