@@ -62,7 +62,7 @@ FLAG_HELP = {
     "spaces": "how many Spaces build or start at once in the rehearsal's embedded Hub; the "
     "others wait, queued, until one answers or stops, and each Space is paused once its verdict "
     "is in (default: one per core, at least 2; in flight in all: no more than available memory "
-    "/ 400 MB)",
+    "/ 400 MB, where the system reports it)",
     "keep": "the rehearsal's folder (checkout, staging, ledger, briefing; default: a new temp dir)",
 }
 

@@ -43,13 +43,9 @@ def memory_spaces() -> int | None:
 
 
 def _available_memory() -> int | None:
-    """The least of MemAvailable (/proc/meminfo; else free physical pages) and what this
-    process's memory cgroup may still take; None when neither can be read."""
-    sizes = [size for size in (_meminfo_available(), _cgroup_room()) if size is not None]
-    return min(sizes) if sizes else None
-
-
-def _meminfo_available() -> int | None:
+    """MemAvailable from /proc/meminfo, else free physical pages; None where the system says
+    neither (macOS has no SC_AVPHYS_PAGES). A container's memory limit is not read (a
+    rehearsal pauses each Space once judged, so few run at once beyond those starting)."""
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemAvailable:"):
@@ -58,38 +54,8 @@ def _meminfo_available() -> int | None:
         pass
     try:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):  # macOS has no SC_AVPHYS_PAGES
+    except (ValueError, OSError):
         return None
-
-
-def _cgroup_room() -> int | None:
-    """The memory limit of this process's cgroup (v2, else v1) less what it uses; None when
-    it has no limit or none can be read."""
-    try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
-        if controllers == "":
-            folder = Path("/sys/fs/cgroup", path.lstrip("/"))
-            limit, usage = folder / "memory.max", folder / "memory.current"
-        elif "memory" in controllers.split(","):
-            folder = Path("/sys/fs/cgroup/memory", path.lstrip("/"))
-            limit, usage = folder / "memory.limit_in_bytes", folder / "memory.usage_in_bytes"
-        else:
-            continue
-        try:
-            ceiling = limit.read_text().strip()
-            if ceiling != "max" and int(ceiling) < _NO_LIMIT:
-                return max(0, int(ceiling) - int(usage.read_text()))
-        except (OSError, ValueError):
-            continue
-    return None
-
-
-#: cgroup v1 writes "no limit" as a number near 2**63.
-_NO_LIMIT = 1 << 60
 
 
 class InFlight:

@@ -13,6 +13,7 @@ import asyncio
 import shutil
 import threading
 import time
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -248,15 +249,21 @@ class SpaceRuntimes:
         fresh: bool,
     ) -> None:
         if old is not None:
-            old.stop()
+            with suppress(Exception):  # one that will not stop must not keep its slot either
+                old.stop()
         self.in_flight.moved_on(space.repo_id, generation)
         if not self.in_flight.take(space.repo_id, generation):
             return  # a newer generation began while this one waited for a slot
         try:
             self._build_and_start(space, generation, head, env, then_sleep, delay, fresh)
-        except Exception as exc:  # a bug of ours: say so, and never hold the slot forever
-            why = f"{BUILDER_MADE} {type(exc).__name__}: {exc}"
-            self._set(space, generation, "BUILD_ERROR", why)
+        except Exception as exc:  # a bug of ours: say so, stop what it started, free the slot
+            with self._lock:
+                started = space.process if space.generation == generation else None
+            if started is not None:
+                with suppress(Exception):
+                    started.stop()
+            why = " ".join(f"{type(exc).__name__}: {exc}".split())  # verify reads the last line
+            self._set(space, generation, "BUILD_ERROR", f"{BUILDER_MADE} {why}")
 
     def _build_and_start(
         self,

@@ -128,7 +128,8 @@ def lay_out(tree: Path, work: Path, *, base_path: str) -> Layout:
     dockerfile = tree / "Dockerfile"
     if not dockerfile.is_file():
         raise BuildError("no Dockerfile at the root of the Space")
-    text = dockerfile.read_text(encoding="utf-8", errors="replace")  # Docker reads any bytes
+    # Docker takes bytes that are not UTF-8 (in a comment, say); here they read as U+FFFD
+    text = dockerfile.read_text(encoding="utf-8", errors="replace")
     plan = read_plan(text, base_env={**IMAGE_BASE_ENV, "PATH": base_path})
     for previous in (work / "root", work / "stages"):
         shutil.rmtree(previous, ignore_errors=True)

@@ -232,7 +232,7 @@ def _not_probed(state: SpaceState, plan: ProbePlan) -> VerifyResult:
         why = (
             HOST_INSTALLS_NOTHING
             if host_made
-            else "a limit of the embedded Hub's builder, not the Space's own failure"
+            else "the embedded Hub's builder could not build it, not the Space's own failure"
         )
         return VerifyResult(
             plan.env,

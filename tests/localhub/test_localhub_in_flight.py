@@ -118,7 +118,7 @@ def test_a_bug_of_ours_in_a_build_is_the_builders_error_and_frees_the_slot(
     def first_call_breaks(*args, **kwargs):
         calls.append(1)
         if len(calls) == 1:
-            raise RuntimeError("boom")
+            raise RuntimeError("boom\nover two lines")
         return real(*args, **kwargs)
 
     monkeypatch.setattr(runtimes, "lay_out", first_call_breaks)
@@ -126,7 +126,8 @@ def test_a_bug_of_ours_in_a_build_is_the_builders_error_and_frees_the_slot(
         api = HfApi(endpoint=hub.endpoint, token=hub.token)
         broken = _space(api, "broken", tmp_path / "a")
         runtime = wait_for_stage(api, broken, {"BUILD_ERROR"})
-        assert runtime.raw["errorMessage"] == "embedded Hub builder: RuntimeError: boom"
+        message = "embedded Hub builder: RuntimeError: boom over two lines"  # one line: see
+        assert runtime.raw["errorMessage"] == message  # SpaceState.builder_made
         after = _space(api, "after", tmp_path / "b")
         assert wait_for_stage(api, after, {"RUNNING"}).stage == "RUNNING"
 
@@ -150,12 +151,30 @@ def _until(condition: Callable[[], bool]) -> None:
 
 
 def _asking(slots: InFlight, space: str, generation: int = 1) -> list[bool]:
-    """What ``take`` answers, from a thread (a daemon: a failing test never hangs the run)."""
+    """What ``take`` answers, from a thread named ``space`` (a daemon: a failing test never
+    hangs the run)."""
     answer: list[bool] = []
     threading.Thread(
-        target=lambda: answer.append(slots.take(space, generation)), daemon=True
+        target=lambda: answer.append(slots.take(space, generation)), name=space, daemon=True
     ).start()
     return answer
+
+
+class _LateWaker(threading.Condition):
+    """A condition whose waiter thread named ``late`` looks again only 0.3 s after it is woken,
+    so that a waiter woken with it looks first: what it does then is what the queue decides."""
+
+    def __init__(self, late: str) -> None:
+        super().__init__()
+        self._late = late
+
+    def wait(self, timeout: float | None = None) -> bool:
+        woken = super().wait(timeout)
+        if threading.current_thread().name == self._late:
+            self.release()
+            time.sleep(0.3)
+            self.acquire()
+        return woken
 
 
 def test_an_old_generation_never_takes_or_frees_a_newer_ones_slot() -> None:
@@ -203,6 +222,7 @@ def test_spaces_that_answer_stay_in_flight_within_the_running_bound() -> None:
 
 def test_the_next_in_line_takes_the_slot_of_one_that_gave_up_waiting() -> None:
     slots = InFlight(1)
+    slots._changed = _LateWaker("b")  # b, first in line, notices late that it gave up
     assert slots.take("a", 1)
     gave_up = _asking(slots, "b")
     _until(lambda: slots.queued == 1)
@@ -229,6 +249,7 @@ def test_two_slots_freed_go_to_the_two_first_in_line() -> None:
 
 def test_slots_go_in_the_order_they_were_asked_for() -> None:
     slots = InFlight(1)
+    slots._changed = _LateWaker("b")  # c and d look before b does, and must let b go first
     assert slots.take("a", 1)
     answers = []
     for count, name in enumerate(("b", "c", "d"), start=1):

@@ -84,7 +84,7 @@ def test_verify_calls_a_builder_made_build_error_inconclusive_naming_openenv() -
     state = SpaceState("openenv/echo_env-0.2.2", "BUILD_ERROR", "s", error, builder="venv")
     result = _not_probed(state, ProbePlan("echo_env", 5.0))
     assert result.outcome is Outcome.INCONCLUSIVE and said in result.reason
-    assert result.reason.endswith("a limit of the embedded Hub's builder, not the Space's own failure")
+    assert result.reason.endswith("the embedded Hub's builder could not build it, not the Space's own failure")
     skipped = f"{BUILDER_MADE} line 31 needs a host beyond the package registries"
     other = SpaceState("openenv/echo_env-0.2.2", "BUILD_ERROR", "s", skipped, builder="venv")
     assert "--openenv" not in _not_probed(other, ProbePlan("echo_env", 5.0)).reason  # its own remedy
