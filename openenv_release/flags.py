@@ -61,8 +61,8 @@ FLAG_HELP = {
     "release than this one (default: hold it)",
     "spaces": "how many Spaces build or start at once in the rehearsal's embedded Hub; the "
     "others wait, queued, until one answers or stops, and each Space is paused once its verdict "
-    "is in (default: one per core, at least 2; in flight in all: no more than available memory "
-    "/ 400 MB, where the system reports it)",
+    "is in (default: one per core, at least 2; in flight in all: twice that, and no more than "
+    "available memory / 400 MB where the system reports it)",
     "keep": "the rehearsal's folder (checkout, staging, ledger, briefing; default: a new temp dir)",
 }
 

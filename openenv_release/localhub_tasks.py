@@ -30,8 +30,8 @@ from releaselib.errors import UsageError
         "build_timeout": "seconds a build may take before it is a BUILD_ERROR (default 900)",
         "build_jobs": "builds that run at once (default 2)",
         "spaces": "at most N Spaces build or start at once, the others wait BUILDING, queued, "
-        "until one answers (RUNNING) or stops, and no more in flight in all than available "
-        "memory / 400 MB, where the system reports it (default: neither bound)",
+        "until one answers (RUNNING) or stops, and no more in flight in all than 2N nor than "
+        "available memory / 400 MB where the system reports it (default: neither bound)",
         "print_env": "print export HF_ENDPOINT=… HF_TOKEN=… SSL_CERT_FILE=… lines for eval",
     }
 )

@@ -38,8 +38,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--spaces",
         type=_at_least_one,
         help="at most N Spaces build or start at once, the others wait BUILDING, queued, until "
-        "one answers (RUNNING) or stops, and no more in flight in all than available memory / "
-        "400 MB, where the system reports it (default: neither bound)",
+        "one answers (RUNNING) or stops, and no more in flight in all than 2N nor than available "
+        "memory / 400 MB where the system reports it (default: neither bound)",
     )
     parser.add_argument("--print-env", action="store_true", help="print export lines for eval")
     args = parser.parse_args(argv)

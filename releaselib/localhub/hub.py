@@ -43,7 +43,7 @@ class LocalHub:
     ``venv``, ``podman`` or ``docker`` (EngineUnavailable here when that engine does not answer),
     whose OpenEnv requirement comes from the ``openenv`` checkout when given. ``spaces``: at
     most that many Spaces build or start at once, the others BUILDING and queued, and no more in
-    flight in all than the available memory holds (None: no bound).
+    flight in all than twice that nor than the available memory holds (None: no bound).
     """
 
     def __init__(

@@ -6,9 +6,10 @@ framework); a Space that runs and answers probes mostly waits. So a Space takes 
 build starts (before the builder's own build slot) and is *starting* until its process
 answers: only ``limit`` Spaces start at once. It keeps a place among those in flight until its
 process stops (paused, stopped, deleted, superseded, failed, or asleep): at most ``running``
-in all, which bounds memory (and so the starting bound too). Slots are taken in the order they
-were asked for, so the Spaces of a release start in the order they were deployed; a restart
-(a new variable or secret, a factory reboot, a sleeping Space woken) asks again, at the back.
+in all (:func:`running_spaces`: twice ``limit``, within memory), since a Space being probed
+runs code too. Slots are taken in the order they were asked for, so the Spaces of a release
+start in the order they were deployed; a restart (a new variable or secret, a factory reboot,
+a sleeping Space woken) asks again, at the back.
 Each slot belongs to one generation of a Space (a commit or restart starts a new one), so a
 generation that was superseded while it waited never takes one, and a late release by an old
 generation never frees its successor's. A Space's process that stops of itself is noticed when
@@ -33,6 +34,14 @@ def default_spaces() -> int:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     held = memory_spaces()
     return max(2, cores or 1) if held is None else min(max(2, cores or 1), held)
+
+
+def running_spaces(limit: int) -> int:
+    """How many Spaces may be in flight in all when ``limit`` may start at once: twice that
+    (a Space being probed runs its env's code too, and some start worker processes after their
+    port opens), no more than :func:`memory_spaces`."""
+    held = memory_spaces()
+    return 2 * limit if held is None else max(1, min(2 * limit, held))
 
 
 def memory_spaces() -> int | None:

@@ -4,7 +4,7 @@ A commit or restart bumps the Space's generation and starts a build thread; a th
 generation is no longer current stops touching the Space, so a newer commit always wins. With a
 ``spaces`` bound, a build first waits (BUILDING, queued) for one of the slots of Spaces starting
 (:mod:`releaselib.localhub.in_flight`), which it holds until its process answers (RUNNING); it
-stays in flight, within the memory's bound, until its process stops.
+stays in flight, within a bound of twice that and memory's, until its process stops.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import httpx
 
 from releaselib.hub.runtime import BUILDER_MADE
 from releaselib.localhub.domains import SpaceDomain
-from releaselib.localhub.in_flight import InFlight, memory_spaces
+from releaselib.localhub.in_flight import InFlight, running_spaces
 from releaselib.localhub.requestlog import RequestLog
 from releaselib.localhub.runtime_answer import runtime_dict
 from releaselib.localhub.scenario import FaultInjector, Scenario, SpaceBehaviour
@@ -86,7 +86,7 @@ class SpaceRuntimes:
         self._spaces: dict[str, _Space] = {}
         self._lock = threading.Lock()
         self._client = httpx.AsyncClient(trust_env=False, timeout=300)
-        self.in_flight = InFlight(spaces, None if spaces is None else memory_spaces())
+        self.in_flight = InFlight(spaces, None if spaces is None else running_spaces(spaces))
 
     # called by the Hub API (on the event loop)
     def runtime(self, repo: Repo) -> dict[str, Any]:

@@ -13,8 +13,8 @@ import pytest
 from huggingface_hub import HfApi
 from localhub_helpers import QUICK_APP, wait_for_stage, write_tree
 
-from releaselib.localhub import LocalHub, Scenario
-from releaselib.localhub.in_flight import InFlight
+from releaselib.localhub import LocalHub, Scenario, in_flight
+from releaselib.localhub.in_flight import InFlight, running_spaces
 from releaselib.localhub.scenario import SpaceBehaviour
 from tests.helpers import waits
 
@@ -37,7 +37,7 @@ FIRST_NEVER_ANSWERS = Scenario(spaces=(SpaceBehaviour(repo="acme/first", stuck_s
 
 @pytest.fixture
 def bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr("releaselib.localhub.spaces.memory_spaces", lambda: 8)  # any machine
+    monkeypatch.setattr(in_flight, "memory_spaces", lambda: 8)  # the same on any machine
     with LocalHub(tmp_path / "hub", spaces=1, scenario=FIRST_NEVER_ANSWERS) as hub:
         yield hub, HfApi(endpoint=hub.endpoint, token=hub.token)
 
@@ -260,3 +260,14 @@ def test_slots_go_in_the_order_they_were_asked_for() -> None:
         _until(lambda n=count: sum(map(len, answers)) == n)
         assert answers[count - 1] == [True], answers  # the first in line took it
     assert slots.queued == 0
+
+
+@pytest.mark.parametrize(
+    ("memory", "limit", "running"),
+    [(50, 2, 4), (50, 1, 2), (3, 2, 3), (1, 2, 1), (None, 3, 6)],  # None: the system does not say
+)
+def test_spaces_in_flight_are_twice_those_starting_within_memory(
+    monkeypatch: pytest.MonkeyPatch, memory: int | None, limit: int, running: int
+) -> None:
+    monkeypatch.setattr(in_flight, "memory_spaces", lambda: memory)
+    assert running_spaces(limit) == running
