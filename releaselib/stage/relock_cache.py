@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from releaselib.files import write_atomic
 from releaselib.stage.refs import FULL_SHA
+from releaselib.stage.staged_tree import walk_files
 
 
 def relock_key(stage_dir: Path, ref: str, excluded: Sequence[str], uv_version: str) -> str | None:
@@ -27,18 +27,11 @@ def relock_key(stage_dir: Path, ref: str, excluded: Sequence[str], uv_version: s
     if not FULL_SHA.match(ref):
         return None
     digest = hashlib.sha256("\0".join(["uv-relock", ref, uv_version, *excluded]).encode())
-    for path in sorted(_files(stage_dir)):
+    for path in sorted(walk_files(stage_dir)):  # sorted as paths: the keys kept so far hold
         digest.update(b"\0" + path.relative_to(stage_dir).as_posix().encode() + b"\0")
         with open(path, "rb") as file:  # in chunks: a large file is not held in memory
             digest.update(hashlib.file_digest(file, "sha256").digest())
     return digest.hexdigest()[:32]
-
-
-def _files(folder: Path) -> list[Path]:
-    found = []
-    for root, _dirs, names in os.walk(folder):
-        found += [Path(root, name) for name in names]
-    return found
 
 
 def cached_relock(cache: Path, key: str | None) -> tuple[str, str] | None:
