@@ -32,7 +32,7 @@ def refuse_token(flag: str, value: object) -> None:
     detectors the content scan uses; the message names ``flag``, never the value."""
     if value is None:
         return
-    from releaselib.stage.secretscan import holds_secret  # detect-secrets is slow to import
+    from releaselib.stage.scan_cache import holds_secret
 
     if holds_secret(str(value)):
         raise UsageError(

@@ -2,7 +2,10 @@
 tests share beyond fixtures (the wait factor, the console-script runner, the release config,
 small checkouts) is in ``tests/helpers.py``."""
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,9 +21,13 @@ pytest_plugins = ["releaselib.localhub.fixtures"]
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     """pytest-timeout's per-test limit (ini ``timeout``) scales with the wait factor too, unless
-    ``--timeout`` is given."""
+    ``--timeout`` is given; the content scan keeps its clean verdicts in a folder of the run."""
     if config.getoption("timeout", None) is None and config.getini("timeout"):
         config.option.timeout = waits(float(config.getini("timeout")))
+    if "OPENENV_RELEASE_SCAN_CACHE" not in os.environ:  # the scan's verdicts: not the user's
+        folder = tempfile.mkdtemp(prefix="openenv-release-scan-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        os.environ["OPENENV_RELEASE_SCAN_CACHE"] = folder
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -64,8 +64,10 @@ def offline(where: Path) -> dict[str, str]:
 
 def user_env(home: Path, **extra: str) -> dict[str, str]:
     """A bare environment, as a user's shell might have: ``HOME`` at ``home``, no git remote
-    (``offline``)."""
+    (``offline``), and the test run's folder for the content scan's verdicts (conftest)."""
     bare = {"PATH": "/usr/bin:/bin", "HOME": str(home), **offline(home)}
+    if "OPENENV_RELEASE_SCAN_CACHE" in os.environ:
+        bare["OPENENV_RELEASE_SCAN_CACHE"] = os.environ["OPENENV_RELEASE_SCAN_CACHE"]
     return {**bare, **extra}
 
 
@@ -100,9 +102,10 @@ def task(*args: str, cwd: Path = PROJECT, **env: str) -> subprocess.CompletedPro
 
     saved, here = dict(os.environ), os.getcwd()
     out, err, code = io.StringIO(), io.StringIO(), 0
+    bare = user_env(cwd, **env)
     try:
         os.environ.clear()
-        os.environ.update(user_env(cwd, **env))
+        os.environ.update(bare)
         os.chdir(cwd)
         with redirect_stdout(out), redirect_stderr(err):
             try:

@@ -14,7 +14,7 @@ from releaselib.records import AllowedSecret, SecretFinding
 from releaselib.stage.sources import Sources
 
 if TYPE_CHECKING:
-    from releaselib.stage.secretscan import Scanner
+    from releaselib.stage.scan_cache import ContentScan
 
 
 def allow_flags(values: Iterable[str], repo: Path) -> tuple[AllowedSecret, ...]:
@@ -40,7 +40,7 @@ def allow_flags(values: Iterable[str], repo: Path) -> tuple[AllowedSecret, ...]:
 
 
 def scan_secrets(
-    found: Sources, scanner: Scanner, allowed: Sequence[Owned[AllowedSecret]]
+    found: Sources, scanner: ContentScan, allowed: Sequence[Owned[AllowedSecret]]
 ) -> tuple[SecretFinding, ...]:
     """The findings ``allowed`` lets through (each recorded with who allowed it); StageError
     naming the first other finding."""

@@ -102,9 +102,6 @@ TOKEN_CHARS = re.compile(r"[\w-]*", re.ASCII)
 PREFIX = re.compile(r"(?:hf|api_org|gh[pousr]|github_pat|glpat|sk|xox[abpors]|npm|pypi|tvly)[_-]")
 LOCK = threading.RLock()
 
-Key = tuple[str, int, int]
-
-
 #: Provider key shapes as they appear in prose (an error message, a file name), where the rule
 #: catalog's rules, written for source files, want a quote or a line end after the key: the
 #: public prefix is kept, the rest becomes ``***``.
@@ -120,29 +117,22 @@ ASSIGNED = re.compile(
 
 
 class Scanner:
-    """Scans checkout files; a file's findings are kept by (path, size, mtime), and a file
-    name's redaction by the name, so files shared by every env (``src/``) are scanned once per
-    run. detect-secrets' settings are global: one thread scans at a time."""
+    """Scans file contents and redacts text; a file name's redaction is kept by the name, as
+    ``src/``'s names recur in every env. detect-secrets' settings are global: one thread scans
+    at a time. Staging asks it through ``scan_cache.ContentScan``, which skips what earlier runs
+    found clean."""
 
     def __init__(self) -> None:
-        self._seen: dict[Key, tuple[SecretFinding, ...]] = {}
         self._names: dict[str, tuple[str, tuple[str, ...]]] = {}
         self._patterns: tuple[re.Pattern[str], ...] | None = None
 
     def scan(self, files: Iterable[tuple[str, Path]]) -> list[SecretFinding]:
         """Findings in ``files``: (the name to report, the file to read) pairs."""
-        found: list[SecretFinding] = []
-        for rel, path in files:
-            stat = path.stat()
-            key = (str(path), stat.st_size, stat.st_mtime_ns)
-            if key not in self._seen:
-                self._seen[key] = tuple(
-                    sorted(
-                        set(self.scan_bytes(rel, path.read_bytes())), key=lambda f: (f.line, f.kind)
-                    )
-                )
-            found += self._seen[key]
-        return found
+        return [f for rel, path in files for f in self.scan_file(rel, path.read_bytes())]
+
+    def scan_file(self, rel: str, data: bytes) -> tuple[SecretFinding, ...]:
+        """The findings in one file's content, named ``rel``, by line and kind."""
+        return tuple(sorted(set(self.scan_bytes(rel, data)), key=lambda f: (f.line, f.kind)))
 
     def scan_bytes(self, rel: str, data: bytes) -> Iterator[SecretFinding]:
         """The findings in one file's content, named ``rel``."""

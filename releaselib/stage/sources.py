@@ -16,7 +16,8 @@ from releaselib.records import Change, EnvSpec
 from releaselib.stage.gitfiles import GitFiles, on_disk
 
 if TYPE_CHECKING:
-    from releaselib.stage.secretscan import Scanner
+    from releaselib.stage.scan_cache import ContentScan
+    from releaselib.stage.shared_files import SharedFiles
 
 
 SKIP_DIRS = frozenset(
@@ -200,7 +201,7 @@ class Sources:
     untracked: tuple[str, ...] = ()
 
 
-def sources(spec: EnvSpec, repo: Path, listing: GitFiles | None, scanner: Scanner) -> Sources:
+def sources(spec: EnvSpec, repo: Path, listing: GitFiles | None, scanner: ContentScan) -> Sources:
     """Map each file of ``src/``, ``envs/<env>/`` (again at the root) and the root
     pyproject.toml to its staged path; credential files are left out and named. A file name
     holding a token fails the env; names listed in the output have their tokens redacted."""
@@ -245,14 +246,26 @@ def junk_path(rel: str) -> bool:
     return any(junk(d, True) for d in parts[:-1]) or junk(parts[-1], False)
 
 
-def lay_out(found: Sources, stage_dir: Path) -> list[Change]:
-    """Copy ``found``'s files into an empty ``stage_dir``; a Change per credential file left
-    out, named by its staged path."""
+def lay_out(
+    found: Sources, stage_dir: Path, shared: SharedFiles | None = None
+) -> tuple[list[Change], dict[str, str]]:
+    """Copy ``found``'s files into an empty ``stage_dir`` (``src/`` as links into ``shared``'s
+    pool, when given); a Change per credential file left out, named by its staged path, and the
+    linked files with the git blob sha1 each must keep."""
+    made = {stage_dir}
+    linked: dict[str, str] = {}
     for dest, source in found.files.items():
         target = stage_dir / dest
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
-    return [
+        if target.parent not in made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.update(target.parents)
+        if shared is not None and dest.startswith("src/"):
+            if (sha1 := shared.place(source, target)) is not None:
+                linked[dest] = sha1
+        else:
+            shutil.copyfile(source, target)
+    changes = [
         Change(path, None, path.rsplit("/", 1)[-1], "", CREDENTIALS_WHY)
         for path in found.credentials
     ]
+    return changes, linked

@@ -42,6 +42,7 @@ from releaselib.stage.lock_files import (
 )
 from releaselib.stage.lock_tree import shifted
 from releaselib.stage.secret_gate import scan_secrets
+from releaselib.stage.shared_files import SharedFiles, changed
 from releaselib.stage.sources import STAGED_PATHS, lay_out, sources
 from releaselib.stage.staged_rewrites import rewrite_staged
 from releaselib.stage.staged_tree import (
@@ -56,7 +57,7 @@ from releaselib.stage.staged_tree import (
 )
 
 if TYPE_CHECKING:
-    from releaselib.stage.secretscan import Scanner
+    from releaselib.stage.scan_cache import ContentScan
 
 #: The largest file a staged tree may hold. The Hub takes larger files only through LFS/Xet, and
 #: Spaces build and restart slowly with big repos; data and checkpoints belong in a Hub dataset
@@ -67,15 +68,17 @@ MAX_FILE_BYTES = 50_000_000
 @dataclass
 class StageRun:
     """What the envs of one staging run share: the checkout's git listing, the secret
-    scanner's memory, the secrets allowed by ``--allow-secret``, and whether to lock each
-    env's dependencies (``--no-lock`` opts out; ``lock_cache`` overrides the user's cache)."""
+    scanner's memory, the pooled ``src/`` files, the secrets allowed by ``--allow-secret``, and
+    whether to lock each env's dependencies (``--no-lock`` opts out; ``lock_cache`` overrides
+    the user's cache)."""
 
     allowed: tuple[AllowedSecret, ...] = ()
     runner: Runner = default_run
     lock: bool = True
     lock_cache: Path | None = None
     _listings: dict[Path, GitFiles | None] = field(default_factory=dict)
-    _scanner: Scanner | None = None
+    _scanner: ContentScan | None = None
+    _shared: dict[Path, SharedFiles] = field(default_factory=dict)
 
     def listing(self, repo: Path) -> GitFiles | None:
         """What git tracks under envs/, src/ and the root pyproject; None outside git."""
@@ -83,11 +86,17 @@ class StageRun:
             self._listings[repo] = list_files(repo, STAGED_PATHS, self.runner)
         return self._listings[repo]
 
-    def scanner(self) -> Scanner:
-        if self._scanner is None:
-            from releaselib.stage.secretscan import Scanner  # detect-secrets is slow to import
+    def shared(self, folder: Path) -> SharedFiles:
+        """The pool of files the staged trees in ``folder`` share (``src/``)."""
+        if folder not in self._shared:
+            self._shared[folder] = SharedFiles(folder)
+        return self._shared[folder]
 
-            self._scanner = Scanner()
+    def scanner(self) -> ContentScan:
+        if self._scanner is None:
+            from releaselib.stage.scan_cache import ContentScan
+
+            self._scanner = ContentScan()
         return self._scanner
 
 
@@ -152,10 +161,13 @@ def stage_env(
         claim(final_dir)
         remove_leftovers(final_dir)
         work = Path(tempfile.mkdtemp(prefix=temp_prefix(final_dir, "new"), dir=final_dir.parent))
-        changes = lay_out(found, work)
+        env_fixes = registry.fixes(spec.name)
+        # a fix may edit any file in place: a tree it runs on gets copies of its own
+        shared = None if env_fixes else run.shared(final_dir.parent)
+        changes, linked = lay_out(found, work, shared)
         changes += rewrite_staged(config, spec, work)
         check_poetry_locks(work, changes, spec.name)
-        for fix in registry.fixes(spec.name):
+        for fix in env_fixes:
             with plugin_failures(fix):
                 done = fix.record.apply(work)
             if done:
@@ -188,6 +200,7 @@ def stage_env(
             checks.append(f"{check.record.name}:{'fail' if found_now else 'ok'}")
             findings += found_now
         manifest = build_manifest(work)
+        check_links(linked, manifest, shared)
         digest = manifest_hash(manifest)
         install(work, final_dir, manifest, digest)
     except ReleaseError as exc:
@@ -209,6 +222,22 @@ def stage_env(
         changes=tuple(changes),
         error=f"{spec.name}: {error}" if error else None,
         lock=lock,
+    )
+
+
+def check_links(
+    linked: dict[str, str], manifest: dict[str, tuple[str, int]], shared: SharedFiles | None
+) -> None:
+    """StageError naming a ``src/`` file that changed in place while its tree was staged: the
+    staged trees of the run share it (a check edited it, though checks only read)."""
+    bad = changed(linked, manifest)
+    if not bad or shared is None:
+        return
+    shared.reset()
+    raise StageError(
+        f"{bad[0]} changed in place while staging; the staged trees of this run share it",
+        remedy="make the plugin check that wrote it only read (a fix replaces files), then "
+        "stage again",
     )
 
 

@@ -41,11 +41,13 @@ def read_text(path: Path, stage_dir: Path) -> str:
 def rewrite_file(
     path: Path, stage_dir: Path, rewrite: Callable[[str, str], tuple[str, Sequence[Change]]]
 ) -> list[Change]:
-    """Apply ``rewrite(text, relpath)`` to one staged file, writing it back only if it changed."""
+    """Apply ``rewrite(text, relpath)`` to one staged file, writing it back only if it changed,
+    as a new file (one under ``src/`` is a link staged trees share)."""
     rel = path.relative_to(stage_dir).as_posix()
     text = read_text(path, stage_dir)
     new, changes = rewrite(text, rel)
     if new != text:
+        path.unlink()
         path.write_bytes(new.encode("utf-8"))
     return list(changes)
 

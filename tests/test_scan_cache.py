@@ -1,0 +1,134 @@
+"""The content scan's clean verdicts kept across runs: what was clean is not scanned again by the
+same scanner, what holds a secret is found every time, and nothing derived from a secret, nor
+the secret, is written."""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+from pathlib import Path
+
+import pytest
+
+from releaselib.stage import scan_cache
+from releaselib.stage.scan_cache import CleanVerdicts, ContentScan
+
+rng = random.Random(7)
+TOKEN = "hf_" + "".join(rng.choices(string.ascii_letters + string.digits, k=34))
+
+
+def files(tmp_path: Path, **contents: str) -> list[tuple[str, Path]]:
+    out = []
+    for name, text in contents.items():
+        path = tmp_path / "checkout" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        out.append((name, path))
+    return out
+
+
+def next_run(folder: Path) -> ContentScan:
+    """A scan as a later process would make it: the verdicts read from ``folder`` anew."""
+    return ContentScan(CleanVerdicts(folder))
+
+
+def test_what_was_clean_is_not_scanned_again(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    clean = files(tmp_path, **{"app.py": "print('hello')\n", "README.md": "# env\n"})
+    first = ContentScan(CleanVerdicts(cache))
+    assert first.scan(clean) == [] and first.redact_name("envs/x/app.py") == ("envs/x/app.py", ())
+    first._verdicts.save()
+    later = next_run(cache)
+    assert later.scan(clean) == [] and later.redact_name("envs/x/app.py") == ("envs/x/app.py", ())
+    assert later._scanner is None  # answered without loading the scanner
+
+
+def test_a_secret_is_found_every_run_and_never_written(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    leaky = files(tmp_path, **{"app.py": f"TOKEN = '{TOKEN}'\n", "ok.py": "x = 1\n"})
+    for _ in range(2):
+        scan = next_run(cache)
+        found = scan.scan(leaky)
+        assert [(f.path, f.line, f.kind) for f in found] == [
+            ("app.py", 1, "Hugging Face token")
+        ]
+        assert scan.redact_name(f"envs/{TOKEN}.txt")[1]
+        scan._verdicts.save()
+    [written] = cache.iterdir()
+    keys = json.loads(written.read_text())["clean"]
+    assert len(keys) == 1  # ok.py only: not the file with the token, not the name
+    assert TOKEN not in written.read_text()
+
+
+def test_a_changed_file_is_scanned_again(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    [(name, path)] = files(tmp_path, **{"app.py": "x = 1\n"})
+    scan = next_run(cache)
+    assert scan.scan([(name, path)]) == []
+    scan._verdicts.save()
+    path.write_text(f"x = '{TOKEN}'\n")
+    assert [f.kind for f in next_run(cache).scan([(name, path)])] == ["Hugging Face token"]
+
+
+def test_another_scanner_version_keeps_its_own_verdicts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    clean = files(tmp_path, **{"app.py": "x = 1\n"})
+    scan = next_run(cache)
+    scan.scan(clean)
+    scan._verdicts.save()
+    import importlib.metadata
+
+    real = importlib.metadata.version
+    monkeypatch.setattr(
+        importlib.metadata, "version", lambda d: "9.9" if "kingfisher" in d else real(d)
+    )
+    later = next_run(cache)
+    assert later.scan(clean) == [] and later._scanner is not None  # scanned: no verdict of its
+    later._verdicts.save()
+    assert len(list(cache.iterdir())) == 2
+
+
+def test_off_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(scan_cache.ENV, "off")
+    assert scan_cache.cache_folder() is None
+    scan = ContentScan(CleanVerdicts(None))
+    assert scan.scan(files(tmp_path, **{"app.py": "x = 1\n"})) == []
+    scan._verdicts.save()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkout"]
+
+
+def test_a_damaged_cache_is_scanned_past_and_rewritten(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    clean = files(tmp_path, **{"app.py": "x = 1\n"})
+    cache.mkdir()
+    (cache / f"{scan_cache.scanner_version()}.json").write_text('{"clean": [1, ')
+    scan = ContentScan(CleanVerdicts(cache))
+    assert scan.scan(clean) == [] and scan._scanner is not None
+    scan._verdicts.save()
+    later = next_run(cache)
+    assert later.scan(clean) == [] and later._scanner is None
+
+
+def test_runs_writing_at_once_keep_each_others_verdicts(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    one, two = next_run(cache), next_run(cache)
+    a, b = files(tmp_path, **{"a.py": "a = 1\n", "b.py": "b = 2\n"})
+    one.scan([a])
+    two.scan([b])
+    one._verdicts.save()
+    two._verdicts.save()
+    later = next_run(cache)
+    assert later.scan([a, b]) == [] and later._scanner is None
+
+
+def test_a_token_flag_value_is_refused_every_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scan_cache, "_verdicts", CleanVerdicts(tmp_path / "cache"))
+    assert scan_cache.holds_secret(TOKEN) and scan_cache.holds_secret(TOKEN)
+    assert not scan_cache.holds_secret("/home/me/OpenEnv")
+    assert scan_cache.verdict("text", b"/home/me/OpenEnv") in scan_cache.clean_verdicts()
+    assert scan_cache.verdict("text", TOKEN.encode()) not in scan_cache.clean_verdicts()
