@@ -61,6 +61,27 @@ def test_a_secret_is_found_every_run_and_never_written(tmp_path: Path) -> None:
     assert TOKEN not in written.read_text()
 
 
+def test_findings_an_allowance_pins_are_kept_and_others_are_not(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    a, b = files(tmp_path, **{"a.py": f"A = '{TOKEN}'\n", "b.py": f"B = '{TOKEN[:-1]}Q'\n"})
+    runs = []
+    for pinned in ((), "a", "a", "a"):
+        scan = next_run(cache)
+        [found] = scan.scan([a], pinned={runs[0][0].sha256} if pinned else ())
+        [other] = scan.scan([b], pinned={runs[0][0].sha256} if pinned else ())
+        scan._verdicts.save()
+        runs.append((found, other, scan._scanner is not None))
+    first = runs[0][0]
+    assert first.sha256 != runs[0][1].sha256 and first.kind == "Hugging Face token"
+    assert all((f.line, f.kind, f.sha256) == (first.line, first.kind, first.sha256) for f, *_ in runs)
+    assert [scanned for *_, scanned in runs] == [True, True, True, True]  # b.py: never kept
+    later = next_run(cache)
+    assert [f.sha256 for f in later.scan([a], pinned={first.sha256})] == [first.sha256]
+    assert later._scanner is None  # a.py: from the verdict kept once an allowance pinned it
+    [written] = cache.iterdir()
+    assert TOKEN not in written.read_text() and runs[0][1].sha256 not in written.read_text()
+
+
 def test_a_changed_file_is_scanned_again(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     [(name, path)] = files(tmp_path, **{"app.py": "x = 1\n"})

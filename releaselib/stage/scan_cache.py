@@ -3,8 +3,10 @@
 A file content, file name or flag value that the scanner found clean is remembered by its
 SHA-256 under the user's cache dir, per scanner version (the code of its detectors and the
 versions of detect-secrets and kingfisher), so a stage, deploy or release scans only what
-changed since the last one and loads the scanner only then. Only clean verdicts are kept: what
-holds a secret is scanned again each time, and nothing derived from a secret is written.
+changed since the last one and loads the scanner only then. So are a file's findings when an
+allowance pins each one's value by its SHA-256 (a plugin's ``AllowedSecret(sha256=...)``): what
+is written of them (line, kind, that hash) is what the plugin declares. Any other finding is
+scanned again each time, and nothing else derived from a secret is written.
 ``OPENENV_RELEASE_SCAN_CACHE`` names another folder, or ``off`` keeps nothing.
 """
 
@@ -17,12 +19,13 @@ import os
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from releaselib.records import SecretFinding
+
 if TYPE_CHECKING:
-    from releaselib.records import SecretFinding
     from releaselib.stage.secretscan import Scanner
 
 ENV = "OPENENV_RELEASE_SCAN_CACHE"
@@ -70,37 +73,52 @@ def verdict(kind: str, data: bytes) -> str:
     return hashlib.sha256(kind.encode() + b"\0" + data).hexdigest()[:32]
 
 
+#: A file's findings as kept: (line, kind, SHA-256 of the value) each.
+Kept = tuple[tuple[int, str, str], ...]
+
+
 class CleanVerdicts:
-    """The clean verdicts of earlier runs in one cache file, and this run's, written back (merged
-    with what other runs wrote meanwhile) when the process ends."""
+    """The verdicts of earlier runs in one cache file (clean, or findings that allowances pin),
+    and this run's, written back (merged with what other runs wrote meanwhile) when the process
+    ends."""
 
     def __init__(self, folder: Path | None) -> None:
         self._file = folder / f"{scanner_version()}.json" if folder else None
         self._known = self._read()
-        self._new: dict[str, None] = {}
+        self._new: dict[str, Kept] = {}
         self._lock = threading.Lock()
         self._saving = False
 
     def __contains__(self, key: str) -> bool:
-        return key in self._known or key in self._new
+        """True if what ``key`` names was found clean."""
+        return self.get(key) == ()
 
-    def add(self, key: str) -> None:
-        if self._file is None or key in self:
+    def get(self, key: str) -> Kept | None:
+        """The findings kept for ``key`` (empty: clean), or None if it has no verdict."""
+        return self._new.get(key, self._known.get(key))
+
+    def add(self, key: str, kept: Kept = ()) -> None:
+        if self._file is None or self.get(key) is not None:
             return
         with self._lock:
-            self._new[key] = None
+            self._new[key] = kept
             if not self._saving:
                 self._saving = True
                 atexit.register(self.save)
 
-    def _read(self) -> dict[str, None]:
+    def _read(self) -> dict[str, Kept]:
         if self._file is None:
             return {}
         try:
-            keys = json.loads(self._file.read_bytes())["clean"]
-        except (OSError, ValueError, KeyError, TypeError):
+            data = json.loads(self._file.read_bytes())
+            clean = dict.fromkeys((k for k in data["clean"] if isinstance(k, str)), ())
+            pinned = {
+                key: tuple((int(line), str(kind), str(sha)) for line, kind, sha in found)
+                for key, found in data.get("pinned", {}).items()
+            }
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return {}  # none yet, or unreadable: scan everything, and write a good one
-        return dict.fromkeys(k for k in keys if isinstance(k, str))
+        return {**clean, **pinned}
 
     def save(self) -> None:
         """Write the file through a temp file and a rename; a cache that cannot be written is
@@ -108,17 +126,21 @@ class CleanVerdicts:
         if self._file is None or not self._new:
             return
         with self._lock:
-            keys = {**self._read(), **self._known, **self._new}
-            kept = list(keys)[-MAX_VERDICTS:]
+            verdicts = {**self._read(), **self._known, **self._new}
+            kept = dict(list(verdicts.items())[-MAX_VERDICTS:])
+            data = {
+                "clean": [key for key, found in kept.items() if not found],
+                "pinned": {key: found for key, found in kept.items() if found},
+            }
             try:
                 self._file.parent.mkdir(parents=True, exist_ok=True)
                 fd, tmp = tempfile.mkstemp(prefix=".scan.", dir=self._file.parent)
                 with os.fdopen(fd, "w", encoding="utf-8") as out:
-                    json.dump({"clean": kept}, out)
+                    json.dump(data, out)
                 os.replace(tmp, self._file)
             except OSError:
                 return
-            self._known, self._new = dict.fromkeys(kept), {}
+            self._known, self._new = kept, {}
 
 
 _verdicts: CleanVerdicts | None = None
@@ -151,24 +173,30 @@ class ContentScan:
             self._scanner = Scanner()
         return self._scanner
 
-    def scan(self, files: Iterable[tuple[str, Path]]) -> list[SecretFinding]:
-        """Findings in ``files``: (the name to report, the file to read) pairs."""
+    def scan(
+        self, files: Iterable[tuple[str, Path]], pinned: Collection[str] = ()
+    ) -> list[SecretFinding]:
+        """Findings in ``files``: (the name to report, the file to read) pairs. A file whose
+        every finding's value hash is in ``pinned`` (what allowances pin) keeps its verdict."""
         found: list[SecretFinding] = []
         for rel, path in files:
             stat = path.stat()
             key = (str(path), stat.st_size, stat.st_mtime_ns)
             if key not in self._seen:
-                self._seen[key] = self.scan_content(rel, path.read_bytes())
+                self._seen[key] = self.scan_content(rel, path.read_bytes(), pinned)
             found += self._seen[key]
         return found
 
-    def scan_content(self, rel: str, data: bytes) -> tuple[SecretFinding, ...]:
-        clean = verdict("file", data)
-        if clean in self._verdicts:
-            return ()
+    def scan_content(
+        self, rel: str, data: bytes, pinned: Collection[str] = ()
+    ) -> tuple[SecretFinding, ...]:
+        key = verdict("file", data)
+        kept = self._verdicts.get(key)
+        if kept is not None:
+            return tuple(SecretFinding(rel, line, kind, sha256=sha) for line, kind, sha in kept)
         findings = self.scanner().scan_file(rel, data)
-        if not findings:
-            self._verdicts.add(clean)
+        if all(f.sha256 in pinned for f in findings):
+            self._verdicts.add(key, tuple((f.line, f.kind, f.sha256) for f in findings))
         return findings
 
     def redact_name(self, name: str) -> tuple[str, tuple[str, ...]]:

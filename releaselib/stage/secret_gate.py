@@ -45,7 +45,8 @@ def scan_secrets(
     """The findings ``allowed`` lets through (each recorded with who allowed it); StageError
     naming the first other finding."""
     passed, refused = [], []
-    for finding in scanner.scan(sorted(found.scanned.items())):
+    pinned = {a.record.sha256 for a in allowed if a.record.sha256}
+    for finding in scanner.scan(sorted(found.scanned.items()), pinned):
         allow = next(
             (
                 a

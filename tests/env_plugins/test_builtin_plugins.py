@@ -200,9 +200,12 @@ def test_envs_whose_schema_cannot_give_a_valid_step_bring_their_own(env: str, ac
 
 def test_calendar_seed_data_webhook_is_an_allowed_finding_and_nothing_else_is(tmp_path: Path) -> None:
     from releaselib.errors import StageError
+    from releaselib.stage.scan_cache import CleanVerdicts, ContentScan
     from releaselib.stage.secret_gate import scan_secrets
-    from releaselib.stage.secretscan import Scanner
     from releaselib.stage.sources import Sources
+
+    def Scanner() -> ContentScan:  # each a new run's scan, over one cache of verdicts
+        return ContentScan(CleanVerdicts(tmp_path / "cache"))
 
     rel = "envs/calendar_env/server/data/watch_channel_seed_data.py"
     seed = tmp_path / "seed.py"  # the line as OpenEnv's calendar seed data has it (made up)
