@@ -44,7 +44,7 @@ class SharedFiles:
         self._pooled: dict[str, Pooled] = {}
         self._made: list[Path] = []
 
-    def place(self, source: Path, target: Path) -> str | None:
+    def place(self, source: Path, target: str) -> str | None:
         """Put ``source`` at ``target``; the git blob sha1 it must keep when linked, else None."""
         try:
             pooled = self._pooled_copy(source)

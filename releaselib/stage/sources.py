@@ -252,13 +252,17 @@ def lay_out(
     """Copy ``found``'s files into an empty ``stage_dir`` (``src/`` as links into ``shared``'s
     pool, when given); a Change per credential file left out, named by its staged path, and the
     linked files with the git blob sha1 each must keep."""
-    made = {stage_dir}
+    root = os.fspath(stage_dir)
+    made = {root}
     linked: dict[str, str] = {}
     for dest, source in found.files.items():
-        target = stage_dir / dest
-        if target.parent not in made:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            made.update(target.parents)
+        target = f"{root}/{dest}"
+        folder = target.rpartition("/")[0]
+        if folder not in made:
+            os.makedirs(folder, exist_ok=True)
+            while folder not in made:
+                made.add(folder)
+                folder = folder.rpartition("/")[0]
         if shared is not None and dest.startswith("src/"):
             if (sha1 := shared.place(source, target)) is not None:
                 linked[dest] = sha1

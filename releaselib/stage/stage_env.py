@@ -9,6 +9,7 @@ checkout's root one), a rewritten ``Dockerfile`` and ``README.md`` at the root, 
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -53,7 +54,7 @@ from releaselib.stage.staged_tree import (
     prepare_staging_dir,
     remove_leftovers,
     temp_prefix,
-    walk_files,
+    walk_names,
 )
 
 if TYPE_CHECKING:
@@ -102,13 +103,13 @@ class StageRun:
 
 def check_sizes(stage_dir: Path) -> None:
     """StageError naming the first staged file over MAX_FILE_BYTES, if any."""
-    sizes = ((p, p.stat().st_size) for p in walk_files(stage_dir))
-    big = [(p, size) for p, size in sizes if size > MAX_FILE_BYTES]
+    sizes = ((rel, os.stat(path).st_size) for rel, path in walk_names(stage_dir))
+    big = [(rel, size) for rel, size in sizes if size > MAX_FILE_BYTES]
     if big:
-        path, size = big[0]
+        rel, size = big[0]
         more = f" (and {len(big) - 1} more)" if len(big) > 1 else ""
         raise StageError(
-            f"{path.relative_to(stage_dir).as_posix()} is {size / 1e6:,.1f} MB{more}, over the "
+            f"{rel} is {size / 1e6:,.1f} MB{more}, over the "
             f"{MAX_FILE_BYTES / 1e6:g} MB limit for a staged file",
             remedy="drop it with a plugin fix (openenv-release plugin.new), or host it in a Hub "
             "dataset and download it at startup",

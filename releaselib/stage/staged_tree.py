@@ -45,10 +45,23 @@ def walk_files(tree: Path) -> Iterator[Path]:
 def build_manifest(tree: Path) -> dict[str, tuple[str, int]]:
     """``relative posix path -> (git blob sha1, size)`` for every file in ``tree``."""
     manifest: dict[str, tuple[str, int]] = {}
-    for path in walk_files(tree):
-        data = path.read_bytes()
-        manifest[path.relative_to(tree).as_posix()] = (git_blob_sha1(data), len(data))
+    for rel, path in walk_names(tree):
+        with open(path, "rb") as file:
+            data = file.read()
+        manifest[rel] = (git_blob_sha1(data), len(data))
     return manifest
+
+
+def walk_names(tree: Path) -> Iterator[tuple[str, str]]:
+    """(relative posix path, path) of every file in ``tree``, in ``walk_files``' order, as
+    strings: a staged tree has thousands of files, and paths as objects cost."""
+    root = os.fspath(tree)
+    cut = len(root) + 1
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            yield path[cut:].replace(os.sep, "/"), path
 
 
 def manifest_hash(manifest: dict[str, tuple[str, int]]) -> str:
@@ -120,7 +133,7 @@ def read_manifest(path: Path) -> dict[str, Any] | None:
 
 
 def build_manifest_names(tree: Path) -> list[str]:
-    return [path.relative_to(tree).as_posix() for path in walk_files(tree)]
+    return [rel for rel, _ in walk_names(tree)]
 
 
 def temp_prefix(final_dir: Path, kind: str) -> str:
