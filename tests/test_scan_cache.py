@@ -153,3 +153,54 @@ def test_a_token_flag_value_is_refused_every_time(
     assert not scan_cache.holds_secret("/home/me/OpenEnv")
     assert scan_cache.verdict("text", b"/home/me/OpenEnv") in scan_cache.clean_verdicts()
     assert scan_cache.verdict("text", TOKEN.encode()) not in scan_cache.clean_verdicts()
+
+
+@pytest.mark.parametrize("value", ["off", "OFF", "0", "false", "No", " none "])
+def test_the_usual_ways_to_say_off_keep_nothing(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv(scan_cache.ENV, value)
+    assert scan_cache.cache_folder() is None
+
+
+def test_a_relative_cache_folder_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from releaselib.errors import UsageError
+
+    monkeypatch.setenv(scan_cache.ENV, "scan-cache")
+    with pytest.raises(UsageError, match="OPENENV_RELEASE_SCAN_CACHE=scan-cache: not an absolute"):
+        scan_cache.cache_folder()
+
+
+def poisoned(cache: Path, clean: list[tuple[str, Path]]) -> Path:
+    """A cache file that calls a file holding a token clean, as someone else could write it."""
+    [(_, path)] = clean
+    cache.mkdir(exist_ok=True)
+    written = cache / f"{scan_cache.scanner_version()}.json"
+    written.write_text(json.dumps({"clean": [scan_cache.verdict("file", path.read_bytes())]}))
+    return written
+
+
+@pytest.mark.parametrize("how", ["others may write the folder", "the file is a symlink"])
+def test_a_cache_others_could_write_is_not_used(tmp_path: Path, how: str) -> None:
+    leaky = files(tmp_path, **{"app.py": f"TOKEN = '{TOKEN}'\n"})
+    cache = tmp_path / "cache"
+    written = poisoned(cache, leaky)
+    if how == "others may write the folder":
+        cache.chmod(0o777)
+    else:
+        real = tmp_path / "elsewhere.json"
+        written.rename(real)
+        written.symlink_to(real)
+    scan = next_run(cache)
+    assert [f.kind for f in scan.scan(leaky)] == ["Hugging Face token"]
+    scan.scan(files(tmp_path, **{"ok.py": "x = 1\n"}))
+    scan._verdicts.save()
+    assert json.loads(written.read_text())["clean"] == [scan_cache.verdict("file", leaky[0][1].read_bytes())]
+
+
+def test_a_cache_only_its_owner_writes_is_used(tmp_path: Path) -> None:
+    """The counterpart of the test above: the same poisoned file, trusted, is believed (which is
+    why only its owner may write it)."""
+    leaky = files(tmp_path, **{"app.py": f"TOKEN = '{TOKEN}'\n"})
+    cache = tmp_path / "cache"
+    poisoned(cache, leaky)
+    cache.chmod(0o700)
+    assert next_run(cache).scan(leaky) == []

@@ -86,33 +86,37 @@ def test_a_tree_a_fix_edits_gets_its_own_copies(repo: Path, tmp_path: Path) -> N
 
 
 class WritingCheck:
-    """A check that breaks its contract: it writes into the tree it checks, once."""
+    """A check that breaks its contract: it writes into b_env's tree, then passes or raises."""
 
-    def __init__(self) -> None:
-        self.done = False
+    def __init__(self, raises: bool) -> None:
+        self.raises = raises
 
     @hookimpl
     def openenv_release_checks(self) -> tuple[Check, ...]:
         def run(tree: Path) -> list[object]:
-            if not self.done and "b_env" in tree.name:
-                self.done = True
+            if "b_env" in tree.name:
                 with (tree / CORE).open("a") as out:
                     out.write("CHANGED = True\n")
+                if self.raises:
+                    raise RuntimeError("check crashed")
             return []
 
         return (Check("writes", "writes in place", run),)
 
 
-def test_a_check_writing_a_shared_file_fails_its_env_not_the_next(
-    repo: Path, tmp_path: Path
+@pytest.mark.parametrize("raises", [False, True], ids=["passes", "raises"])
+def test_a_check_writing_a_shared_file_fails_its_env_only(
+    repo: Path, tmp_path: Path, raises: bool
 ) -> None:
-    trees = staged(repo, tmp_path, WritingCheck())
+    trees = staged(repo, tmp_path, WritingCheck(raises))
     b = trees["b_env"]
     assert not b.ok and b.error is not None
-    assert f"{CORE} changed in place while staging" in b.error
-    c = trees["c_env"]
-    assert c.ok and (c.staged_dir / CORE).read_text() == (repo / CORE).read_text()
-    assert c.manifest == build_manifest(c.staged_dir)
+    assert ("check crashed" if raises else f"{CORE} changed in place while staging") in b.error
+    for env in ("a_env", "c_env"):  # staged before and after: neither has the write
+        tree = trees[env]
+        assert tree.ok, tree.error
+        assert (tree.staged_dir / CORE).read_text() == (repo / CORE).read_text()
+        assert tree.manifest == build_manifest(tree.staged_dir)
 
 
 def test_a_checkout_file_changed_during_the_run_is_pooled_anew(
@@ -131,9 +135,22 @@ def test_a_checkout_file_changed_during_the_run_is_pooled_anew(
     assert second.manifest == build_manifest(second.staged_dir)
 
 
-def test_a_killed_runs_pool_is_removed(repo: Path, tmp_path: Path) -> None:
-    left = tmp_path / "staging" / "openenv" / f"{POOL_PREFIX}deadbeef"
-    write(left / "0", "x")
+def test_only_a_killed_runs_pool_is_removed(repo: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "staging" / "openenv"
+    killed = folder / f"{POOL_PREFIX}deadbeef"
+    write(killed / "0", "x")
+    write(killed / ".lock", "")
+    mine = folder / f"{POOL_PREFIX}my-notes"  # not a name this tool makes
+    write(mine / "keep.txt", "x")
+    config = release_config(repo, tmp_path / "staging")
+    a, _, c = discover_envs(repo)
+    living = StageRun(lock=False)  # another run, still staging
+    stage_envs(config, [a], builtin_registry(), living)
+    [pool] = [p for p in folder.glob(f"{POOL_PREFIX}*") if p not in (killed, mine)]
     trees = staged(repo, tmp_path)
     assert all(s.ok for s in trees.values())
-    assert not left.exists()
+    assert not killed.exists() and (mine / "keep.txt").is_file() and pool.is_dir()
+    [later] = stage_envs(config, [c], builtin_registry(), living)
+    assert os.stat(later.staged_dir / CORE).st_nlink > 1  # its pool still served it
+    del living
+    assert not pool.exists()

@@ -142,5 +142,6 @@ def constrain_pyproject(file: Path, stage_dir: Path, pins: str) -> list[Change]:
     merged.extend(dict.fromkeys(wanted))
     merged.multiline(True)
     uv_table["constraint-dependencies"] = merged
+    file.unlink()  # a new file: one under src/ is a link the staged trees share
     file.write_text(tomlkit.dumps(doc), encoding="utf-8")
     return [Change(rel, None, "", f"[tool.uv] constraint-dependencies ({len(merged)})", _WHY)]

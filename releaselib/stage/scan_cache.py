@@ -7,7 +7,9 @@ changed since the last one and loads the scanner only then. So are a file's find
 allowance pins each one's value by its SHA-256 (a plugin's ``AllowedSecret(sha256=...)``): what
 is written of them (line, kind, that hash) is what the plugin declares. Any other finding is
 scanned again each time, and nothing else derived from a secret is written.
-``OPENENV_RELEASE_SCAN_CACHE`` names another folder, or ``off`` keeps nothing.
+``OPENENV_RELEASE_SCAN_CACHE`` names another folder (an absolute path), or ``off`` keeps nothing.
+A cache folder or file that another account owns, that others may write, or a file that is a
+symlink is not used: whoever can write it could make a secret look clean.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import tempfile
 import threading
 from collections.abc import Collection, Iterable
 from pathlib import Path
+from stat import S_ISLNK
 from typing import TYPE_CHECKING
 
 from releaselib.records import SecretFinding
@@ -57,15 +60,41 @@ def scanner_version() -> str:
     return digest.hexdigest()[:16]
 
 
+#: Values of ENV that keep nothing.
+OFF = frozenset({"off", "0", "false", "no", "none"})
+
+
 def cache_folder() -> Path | None:
-    value = os.environ.get(ENV)
-    if value == "off":
+    """The folder of the cache files; None when ENV turns the cache off. UsageError for a
+    relative path (it would land in whatever folder the run starts in, often the checkout)."""
+    value = os.environ.get(ENV, "").strip()
+    if value.lower() in OFF:
         return None
     if value:
+        if not os.path.isabs(value):
+            from releaselib.errors import UsageError
+
+            raise UsageError(
+                f"{ENV}={value}: not an absolute path",
+                remedy=f"set {ENV} to an absolute folder, or to off to keep no verdicts",
+            )
         return Path(value)
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("openenv-release")) / "scan"
+
+
+def trusted(path: Path, *, follow: bool) -> bool:
+    """True if ``path`` does not exist, or is this account's and only it may write it (with
+    ``follow`` False, a symlink is not)."""
+    try:
+        found = path.stat() if follow else path.lstat()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    mine = found.st_uid == os.getuid() and not found.st_mode & 0o022
+    return mine and not S_ISLNK(found.st_mode)
 
 
 def verdict(kind: str, data: bytes) -> str:
@@ -83,7 +112,12 @@ class CleanVerdicts:
     ends."""
 
     def __init__(self, folder: Path | None) -> None:
-        self._file = folder / f"{scanner_version()}.json" if folder else None
+        file = folder / f"{scanner_version()}.json" if folder else None
+        self._file = (
+            file
+            if file and trusted(file.parent, follow=True) and trusted(file, follow=False)
+            else None
+        )
         self._known = self._read()
         self._new: dict[str, Kept] = {}
         self._lock = threading.Lock()
@@ -133,7 +167,7 @@ class CleanVerdicts:
                 "pinned": {key: found for key, found in kept.items() if found},
             }
             try:
-                self._file.parent.mkdir(parents=True, exist_ok=True)
+                self._file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
                 fd, tmp = tempfile.mkstemp(prefix=".scan.", dir=self._file.parent)
                 with os.fdopen(fd, "w", encoding="utf-8") as out:
                     json.dump(data, out)

@@ -17,7 +17,7 @@ from releaselib.stage.gitfiles import GitFiles, on_disk
 
 if TYPE_CHECKING:
     from releaselib.stage.scan_cache import ContentScan
-    from releaselib.stage.shared_files import SharedFiles
+    from releaselib.stage.shared_files import Pooled, SharedFiles
 
 
 SKIP_DIRS = frozenset(
@@ -248,13 +248,13 @@ def junk_path(rel: str) -> bool:
 
 def lay_out(
     found: Sources, stage_dir: Path, shared: SharedFiles | None = None
-) -> tuple[list[Change], dict[str, str]]:
+) -> tuple[list[Change], dict[str, Pooled]]:
     """Copy ``found``'s files into an empty ``stage_dir`` (``src/`` as links into ``shared``'s
     pool, when given); a Change per credential file left out, named by its staged path, and the
-    linked files with the git blob sha1 each must keep."""
+    linked files with the pooled copy of each."""
     root = os.fspath(stage_dir)
     made = {root}
-    linked: dict[str, str] = {}
+    linked: dict[str, Pooled] = {}
     for dest, source in found.files.items():
         target = f"{root}/{dest}"
         folder = target.rpartition("/")[0]
@@ -264,8 +264,8 @@ def lay_out(
                 made.add(folder)
                 folder = folder.rpartition("/")[0]
         if shared is not None and dest.startswith("src/"):
-            if (sha1 := shared.place(source, target)) is not None:
-                linked[dest] = sha1
+            if (pooled := shared.place(source, target)) is not None:
+                linked[dest] = pooled
         else:
             shutil.copyfile(source, target)
     changes = [

@@ -43,7 +43,7 @@ from releaselib.stage.lock_files import (
 )
 from releaselib.stage.lock_tree import shifted
 from releaselib.stage.secret_gate import scan_secrets
-from releaselib.stage.shared_files import SharedFiles, changed
+from releaselib.stage.shared_files import Pooled, SharedFiles
 from releaselib.stage.sources import STAGED_PATHS, lay_out, sources
 from releaselib.stage.staged_rewrites import rewrite_staged
 from releaselib.stage.staged_tree import (
@@ -146,6 +146,8 @@ def stage_env(
     prepare_staging_dir(config.staging_dir, config.namespace)
     listing = None
     work = None
+    shared: SharedFiles | None = None
+    linked: dict[str, Pooled] = {}
     fixes: list[AppliedFix] = []
     lock = Lock(unlocked="--no-lock")
     findings: list[Finding] = []
@@ -201,14 +203,19 @@ def stage_env(
             checks.append(f"{check.record.name}:{'fail' if found_now else 'ok'}")
             findings += found_now
         manifest = build_manifest(work)
-        check_links(linked, manifest, shared)
+        check_links(work, linked, shared, manifest)
         digest = manifest_hash(manifest)
         install(work, final_dir, manifest, digest)
+        if shared is not None:
+            shared.installed(final_dir, linked)
+            linked = {}
     except ReleaseError as exc:
         return replace(base, error=f"{spec.name}: {exc.one_line()}")
     except OSError as exc:
         return replace(base, error=f"{spec.name}: {os_error(exc, config.repo, work)}")
     finally:
+        if shared is not None and linked and work is not None:
+            shared.written_through(work, linked, None)  # failed after a plugin ran: mend
         if work is not None and work.exists():
             shutil.rmtree(work, ignore_errors=True)
     error = "; ".join(str(f) for f in findings) or None
@@ -227,19 +234,23 @@ def stage_env(
 
 
 def check_links(
-    linked: dict[str, str], manifest: dict[str, tuple[str, int]], shared: SharedFiles | None
+    work: Path,
+    linked: dict[str, Pooled],
+    shared: SharedFiles | None,
+    manifest: dict[str, tuple[str, int]],
 ) -> None:
-    """StageError naming a ``src/`` file that changed in place while its tree was staged: the
-    staged trees of the run share it (a check edited it, though checks only read)."""
-    bad = changed(linked, manifest)
-    if not bad or shared is None:
-        return
-    shared.reset()
-    raise StageError(
-        f"{bad[0]} changed in place while staging; the staged trees of this run share it",
-        remedy="make the plugin check that wrote it only read (a fix replaces files), then "
-        "stage again",
-    )
+    """StageError naming a ``src/`` file that changed in place while its tree was staged (a
+    plugin check wrote it, though checks only read): the trees staged before, which linked the
+    same file, get it back from the checkout."""
+    bad = shared.written_through(work, linked, manifest) if shared is not None else []
+    if bad:
+        linked.clear()
+        raise StageError(
+            f"{bad[0]} changed in place while staging (the trees staged before got it back "
+            "from the checkout)",
+            remedy="make the plugin check that wrote it only read (a fix replaces files), then "
+            "stage again",
+        )
 
 
 def os_error(exc: OSError, repo: Path, work: Path | None) -> str:
