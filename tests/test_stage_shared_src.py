@@ -86,10 +86,11 @@ def test_a_tree_a_fix_edits_gets_its_own_copies(repo: Path, tmp_path: Path) -> N
 
 
 class WritingCheck:
-    """A check that breaks its contract: it writes into b_env's tree, then passes or raises."""
+    """A check that breaks its contract: it writes into b_env's tree, then passes, raises, or
+    hides the write (removes the file it wrote through)."""
 
-    def __init__(self, raises: bool) -> None:
-        self.raises = raises
+    def __init__(self, then: str) -> None:
+        self.then = then
 
     @hookimpl
     def openenv_release_checks(self) -> tuple[Check, ...]:
@@ -97,21 +98,23 @@ class WritingCheck:
             if "b_env" in tree.name:
                 with (tree / CORE).open("a") as out:
                     out.write("CHANGED = True\n")
-                if self.raises:
+                if self.then == "raises":
                     raise RuntimeError("check crashed")
+                if self.then == "hides":
+                    (tree / CORE).unlink()
             return []
 
         return (Check("writes", "writes in place", run),)
 
 
-@pytest.mark.parametrize("raises", [False, True], ids=["passes", "raises"])
+@pytest.mark.parametrize("then", ["passes", "raises", "hides"])
 def test_a_check_writing_a_shared_file_fails_its_env_only(
-    repo: Path, tmp_path: Path, raises: bool
+    repo: Path, tmp_path: Path, then: str
 ) -> None:
-    trees = staged(repo, tmp_path, WritingCheck(raises))
+    trees = staged(repo, tmp_path, WritingCheck(then))
     b = trees["b_env"]
     assert not b.ok and b.error is not None
-    assert ("check crashed" if raises else f"{CORE} changed in place while staging") in b.error
+    assert ("check crashed" if then == "raises" else f"{CORE} changed in place") in b.error
     for env in ("a_env", "c_env"):  # staged before and after: neither has the write
         tree = trees[env]
         assert tree.ok, tree.error
@@ -133,6 +136,51 @@ def test_a_checkout_file_changed_during_the_run_is_pooled_anew(
     assert (first.staged_dir / CORE).read_text() == "class Env:\n    pass\n"
     assert (second.staged_dir / CORE).read_text() == "class Env:\n    changed = True\n"
     assert second.manifest == build_manifest(second.staged_dir)
+
+
+class EditsCheckout:
+    """A check that, while b_env stages, first changes the checkout's file, then writes through
+    b_env's link: a_env, staged before, must get back what it was staged with."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+
+    @hookimpl
+    def openenv_release_checks(self) -> tuple[Check, ...]:
+        def run(tree: Path) -> list[object]:
+            if "b_env" in tree.name:
+                write(self.repo / CORE, "class Env:\n    edited = True\n")
+                with (tree / CORE).open("a") as out:
+                    out.write("CHANGED = True\n")
+            return []
+
+        return (Check("edits", "edits the checkout, then writes in place", run),)
+
+
+def test_a_tree_staged_before_gets_back_what_it_was_staged_with(
+    repo: Path, tmp_path: Path
+) -> None:
+    before = (repo / CORE).read_text()
+    trees = staged(repo, tmp_path, EditsCheckout(repo))
+    a = trees["a_env"]
+    assert a.ok and (a.staged_dir / CORE).read_text() == before
+    assert a.manifest == build_manifest(a.staged_dir)
+    assert not trees["b_env"].ok
+
+
+def test_without_file_locks_the_run_copies(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fcntl
+
+    def no_locks(fd: int, op: int) -> None:
+        raise OSError(37, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    trees = staged(repo, tmp_path)
+    assert all(s.ok for s in trees.values())
+    assert all(os.stat(s.staged_dir / CORE).st_nlink == 1 for s in trees.values())
+    assert not list((tmp_path / "staging" / "openenv").glob(f"{POOL_PREFIX}*"))
 
 
 def test_only_a_killed_runs_pool_is_removed(repo: Path, tmp_path: Path) -> None:

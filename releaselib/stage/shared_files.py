@@ -6,7 +6,8 @@ locked while its run lives, removed when the run ends, and by a later run if thi
 killed. Staging's writers replace the files they change, and a tree a plugin fix edits gets
 copies of its own, so a link is not written through. A linked file that still changed in place
 while its tree was staged (a plugin check that wrote) is caught by ``written_through``: the
-trees staged before get the file back from the checkout, and the pool starts afresh.
+trees staged before that still link it get its content as pooled back, and the pool starts
+afresh. Where the file system refuses the pool's lock, the run copies instead.
 """
 
 from __future__ import annotations
@@ -31,12 +32,13 @@ LOCK_NAME = ".lock"
 @dataclass(frozen=True)
 class Pooled:
     """One pooled copy: the checkout file, its size and mtime when copied, where the copy is,
-    and its content's git blob sha1."""
+    its content and that content's git blob sha1."""
 
     source: Path
     size: int
     mtime_ns: int
     path: Path
+    data: bytes
     sha1: str
 
 
@@ -51,9 +53,13 @@ class SharedFiles:
         self._pooled: dict[str, Pooled] = {}
         self._made = 0
         self._users: dict[Path, list[Path]] = {}  # pooled copy -> files of installed trees
+        self._copies_only = False
 
     def place(self, source: Path, target: str) -> Pooled | None:
         """Put ``source`` at ``target``; the pooled copy it links to, else None (a copy)."""
+        if self._copies_only:
+            shutil.copyfile(source, target)
+            return None
         try:
             pooled = self._pooled_copy(source)
             os.link(pooled.path, target)
@@ -67,29 +73,24 @@ class SharedFiles:
         for rel, pooled in linked.items():
             self._users.setdefault(pooled.path, []).append(tree / rel)
 
-    def written_through(
-        self, tree: Path, linked: dict[str, Pooled], manifest: dict[str, tuple[str, int]] | None
-    ) -> list[str]:
-        """The linked files of ``tree`` whose content is no longer what was pooled (read from
-        ``manifest`` if given, else from the tree). When there are any, each installed tree
-        linking one gets a copy from the checkout instead, and the pool starts afresh."""
-        changed = []
-        for rel, pooled in linked.items():
-            if manifest is not None:
-                sha1 = manifest.get(rel, (pooled.sha1,))[0]
-            else:
+    def written_through(self, linked: dict[str, Pooled]) -> list[str]:
+        """The linked files of a tree whose pooled copy no longer holds what was pooled (the
+        write reached every link). When there are any, each installed tree still linking one
+        gets the pooled content back, and the pool starts afresh."""
+        sums: dict[Path, str] = {}
+        for pooled in linked.values():
+            if pooled.path not in sums:
                 try:
-                    sha1 = git_blob_sha1((tree / rel).read_bytes())
-                except OSError:  # removed: the others keep theirs
-                    continue
-            if sha1 != pooled.sha1:
-                changed.append(rel)
-        for rel in changed:
-            for user in self._users.pop(linked[rel].path, []):
-                restore(linked[rel], user)
+                    sums[pooled.path] = git_blob_sha1(pooled.path.read_bytes())
+                except OSError:
+                    sums[pooled.path] = ""
+        changed = sorted(rel for rel, pooled in linked.items() if sums[pooled.path] != pooled.sha1)
+        for pooled in {linked[rel].path: linked[rel] for rel in changed}.values():
+            for user in self._users.pop(pooled.path, []):
+                restore(pooled, user, self._pool_dir())
         if changed:
             self._pooled.clear()
-        return sorted(changed)
+        return changed
 
     def _pooled_copy(self, source: Path) -> Pooled:
         stat = source.stat()
@@ -101,7 +102,7 @@ class SharedFiles:
         self._made += 1
         with path.open("xb") as out:  # the mode a copy gets (mkstemp's 0600 would reach images)
             out.write(data)
-        pooled = Pooled(source, stat.st_size, stat.st_mtime_ns, path, git_blob_sha1(data))
+        pooled = Pooled(source, stat.st_size, stat.st_mtime_ns, path, data, git_blob_sha1(data))
         self._pooled[str(source)] = pooled
         return pooled
 
@@ -110,26 +111,34 @@ class SharedFiles:
             remove_stale_pools(self._folder)
             pool = Path(tempfile.mkdtemp(prefix=POOL_PREFIX, dir=self._folder))
             lock = os.open(pool / LOCK_NAME, os.O_WRONLY | os.O_CREAT, 0o600)
-            fcntl.flock(lock, fcntl.LOCK_EX)  # held while this run lives
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX)  # held while this run lives
+            except OSError:  # no locks here (some network file systems): copy instead
+                _remove_pool(pool, lock)
+                self._copies_only = True
+                raise
             weakref.finalize(self, _remove_pool, pool, lock)
             self._pool = pool
         return self._pool
 
 
-def restore(pooled: Pooled, user: Path) -> None:
-    """Give ``user`` (a link to ``pooled`` that was written through) a copy of its checkout
-    file, if that still holds what was pooled; else leave it (its tree's manifest tells)."""
+def restore(pooled: Pooled, user: Path, pool: Path) -> None:
+    """Give ``user``, if it still is a link to ``pooled`` (a tree staged before the write), a
+    file of its own with the content pooled; the new file is made in the pool, so a failure
+    leaves nothing in the tree."""
     try:
-        data = pooled.source.read_bytes()
-        if git_blob_sha1(data) != pooled.sha1:
-            return
-        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=user.parent)
+        if user.stat().st_ino != pooled.path.stat().st_ino:
+            return  # replaced since (a later staging of its env): not ours to touch
+        fd, tmp = tempfile.mkstemp(dir=pool)
+    except OSError:
+        return
+    try:
         with os.fdopen(fd, "wb") as out:
-            out.write(data)
+            out.write(pooled.data)
         os.chmod(tmp, pooled.path.stat().st_mode & 0o777)
         os.replace(tmp, user)
     except OSError:
-        return
+        Path(tmp).unlink(missing_ok=True)
 
 
 def remove_stale_pools(folder: Path) -> None:

@@ -203,7 +203,7 @@ def stage_env(
             checks.append(f"{check.record.name}:{'fail' if found_now else 'ok'}")
             findings += found_now
         manifest = build_manifest(work)
-        check_links(work, linked, shared, manifest)
+        check_links(linked, shared)
         digest = manifest_hash(manifest)
         install(work, final_dir, manifest, digest)
         if shared is not None:
@@ -215,7 +215,7 @@ def stage_env(
         return replace(base, error=f"{spec.name}: {os_error(exc, config.repo, work)}")
     finally:
         if shared is not None and linked and work is not None:
-            shared.written_through(work, linked, None)  # failed after a plugin ran: mend
+            shared.written_through(linked)  # failed after a plugin ran: mend
         if work is not None and work.exists():
             shutil.rmtree(work, ignore_errors=True)
     error = "; ".join(str(f) for f in findings) or None
@@ -233,21 +233,16 @@ def stage_env(
     )
 
 
-def check_links(
-    work: Path,
-    linked: dict[str, Pooled],
-    shared: SharedFiles | None,
-    manifest: dict[str, tuple[str, int]],
-) -> None:
+def check_links(linked: dict[str, Pooled], shared: SharedFiles | None) -> None:
     """StageError naming a ``src/`` file that changed in place while its tree was staged (a
     plugin check wrote it, though checks only read): the trees staged before, which linked the
     same file, get it back from the checkout."""
-    bad = shared.written_through(work, linked, manifest) if shared is not None else []
+    bad = shared.written_through(linked) if shared is not None else []
     if bad:
         linked.clear()
         raise StageError(
-            f"{bad[0]} changed in place while staging (the trees staged before got it back "
-            "from the checkout)",
+            f"{bad[0]} changed in place while staging (the trees staged before got it back as "
+            "staged)",
             remedy="make the plugin check that wrote it only read (a fix replaces files), then "
             "stage again",
         )
