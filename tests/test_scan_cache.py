@@ -149,6 +149,7 @@ def test_a_token_flag_value_is_refused_every_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(scan_cache, "_verdicts", CleanVerdicts(tmp_path / "cache"))
+    monkeypatch.setattr(scan_cache, "_flag_scan", None)
     assert scan_cache.holds_secret(TOKEN) and scan_cache.holds_secret(TOKEN)
     assert not scan_cache.holds_secret("/home/me/OpenEnv")
     assert scan_cache.verdict("text", b"/home/me/OpenEnv") in scan_cache.clean_verdicts()

@@ -86,16 +86,20 @@ def test_a_tree_a_fix_edits_gets_its_own_copies(repo: Path, tmp_path: Path) -> N
 
 
 class WritingCheck:
-    """A check that breaks its contract: it writes into b_env's tree, then passes, raises, or
-    hides the write (removes the file it wrote through)."""
+    """A check that breaks its contract: it writes into b_env's tree (after editing the
+    checkout's file, given ``edits``), then passes, raises, or hides the write (removes the file
+    it wrote through)."""
 
-    def __init__(self, then: str) -> None:
+    def __init__(self, then: str, edits: Path | None = None) -> None:
         self.then = then
+        self.edits = edits
 
     @hookimpl
     def openenv_release_checks(self) -> tuple[Check, ...]:
         def run(tree: Path) -> list[object]:
             if "b_env" in tree.name:
+                if self.edits is not None:
+                    write(self.edits, "class Env:\n    edited = True\n")
                 with (tree / CORE).open("a") as out:
                     out.write("CHANGED = True\n")
                 if self.then == "raises":
@@ -138,30 +142,13 @@ def test_a_checkout_file_changed_during_the_run_is_pooled_anew(
     assert second.manifest == build_manifest(second.staged_dir)
 
 
-class EditsCheckout:
-    """A check that, while b_env stages, first changes the checkout's file, then writes through
-    b_env's link: a_env, staged before, must get back what it was staged with."""
-
-    def __init__(self, repo: Path) -> None:
-        self.repo = repo
-
-    @hookimpl
-    def openenv_release_checks(self) -> tuple[Check, ...]:
-        def run(tree: Path) -> list[object]:
-            if "b_env" in tree.name:
-                write(self.repo / CORE, "class Env:\n    edited = True\n")
-                with (tree / CORE).open("a") as out:
-                    out.write("CHANGED = True\n")
-            return []
-
-        return (Check("edits", "edits the checkout, then writes in place", run),)
-
-
 def test_a_tree_staged_before_gets_back_what_it_was_staged_with(
     repo: Path, tmp_path: Path
 ) -> None:
+    """The checkout's file changes while b_env stages, then b_env's check writes through its
+    link: a_env, staged before, gets back what it was staged with, not the checkout's."""
     before = (repo / CORE).read_text()
-    trees = staged(repo, tmp_path, EditsCheckout(repo))
+    trees = staged(repo, tmp_path, WritingCheck("passes", edits=repo / CORE))
     a = trees["a_env"]
     assert a.ok and (a.staged_dir / CORE).read_text() == before
     assert a.manifest == build_manifest(a.staged_dir)

@@ -234,7 +234,8 @@ class ContentScan:
         return findings
 
     def redact_name(self, name: str) -> tuple[str, tuple[str, ...]]:
-        """``name`` with each secret in it as ``***``, and the kinds of secret it held."""
+        """``name`` (a file name, a flag's value) with each secret in it as ``***``, and the
+        kinds of secret it held."""
         clean = verdict("text", name.encode("utf-8", "surrogateescape"))
         if clean in self._verdicts:
             return name, ()
@@ -244,15 +245,14 @@ class ContentScan:
         return shown, kinds
 
 
+_flag_scan: ContentScan | None = None
+
+
 def holds_secret(text: str) -> bool:
     """True if a detector of the content scan finds a secret in ``text`` (a flag's value)."""
+    global _flag_scan
     verdicts = clean_verdicts()
-    clean = verdict("text", text.encode("utf-8", "surrogateescape"))
-    if clean in verdicts:
-        return False
-    from releaselib.stage.secretscan import holds_secret as scanned  # slow to import
-
-    if scanned(text):
-        return True
-    verdicts.add(clean)
-    return False
+    with _verdicts_lock:
+        if _flag_scan is None:
+            _flag_scan = ContentScan(verdicts)
+    return bool(_flag_scan.redact_name(text)[1])
