@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from starlette.requests import ClientDisconnect
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -45,6 +46,7 @@ class TrafficMiddleware:
         received = 0
         status: int | None = None
         logged = False
+        gone = False  # the client hung up: nothing sent after that reaches it
 
         def log_once() -> None:
             nonlocal logged
@@ -53,13 +55,16 @@ class TrafficMiddleware:
                 self.log.add(RequestRecord(method, path, endpoint, status, received))
 
         async def counting_receive() -> Message:
-            nonlocal received
+            nonlocal received, gone
             message = await receive()
             received += len(message.get("body", b""))
+            gone = gone or message["type"] == "http.disconnect"
             return message
 
         async def recording_send(message: Message) -> None:
             nonlocal status
+            if gone:
+                return  # e.g. starlette's 500 for the ClientDisconnect: logged with no status
             if message["type"] == "http.response.start":
                 status = message["status"]
                 message = {**message, "headers": [*message.get("headers", []), *self.marker]}
@@ -75,6 +80,8 @@ class TrafficMiddleware:
                 await self._misbehave(
                     fault, scope, counting_receive, recording_send, send, log_once
                 )
+        except ClientDisconnect:
+            pass  # the client hung up mid-request (a release cut short), not a Hub error
         finally:
             log_once()
 

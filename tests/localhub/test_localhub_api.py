@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +16,7 @@ from huggingface_hub.utils.sha import git_hash
 from localhub_helpers import write_tree
 
 from releaselib.localhub import LocalHub
+from tests.helpers import waits
 
 
 @pytest.fixture(scope="module")
@@ -239,3 +243,25 @@ def test_a_configured_token_is_the_one_accepted(tmp_path: Path) -> None:
         assert caught.value.response.status_code == 401
     with LocalHub(tmp_path / "state") as again:  # a restart keeps the configured token
         assert again.token == token
+
+
+def test_a_client_gone_mid_upload_is_logged_not_raised(
+    hub: LocalHub, api: HfApi, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client that hangs up while sending a commit (a SIGTERM'd release) is a logged request
+    with no answer, not an ASGI exception uvicorn prints as a traceback; the Hub serves on."""
+    api.create_repo("acme/cut", repo_type="space", space_sdk="docker", exist_ok=True)
+    host, port = hub.endpoint.removeprefix("http://").split(":")
+    path = "/api/spaces/acme/cut/commit/main"
+    with socket.create_connection((host, int(port))) as conn:
+        conn.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {hub.token}\r\n"
+            "Content-Type: application/x-ndjson\r\nContent-Length: 100000\r\n\r\n"
+            '{"key": "header", "value": {"summary": "cut"}}\n'.encode()
+        )
+    deadline = time.monotonic() + waits(10)
+    while not any(r.path == path for r in hub.requests()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [r.status for r in hub.requests() if r.path == path] == [None]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    assert api.space_info("acme/cut").id == "acme/cut"
