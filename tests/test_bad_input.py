@@ -29,6 +29,7 @@ from releaselib.hub.retry import RetryPolicy
 from releaselib.localhub import Fault, LocalHub, Scenario, SpaceBehaviour
 from releaselib.plugins import PluginRegistry
 from releaselib.records import Check, EnvProfile, Fix, StagedSpace
+from releaselib.stage import stage_env
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.stage.stage_env import MAX_FILE_BYTES, stage_envs
 from tests.corpus import tree_digest
@@ -294,7 +295,7 @@ ENV_CASES = [
     pytest.param(broken("openenv.yaml", "name: a_env\nport: eighty\n"), ["openenv.yaml: port must be an integer 1-65535, got 'eighty'", "fix openenv.yaml"], id="openenv-yaml-bad-port"),
     pytest.param(broken("openenv.yaml", "name: [a_env\n"), ["openenv.yaml:2: not valid YAML"], id="openenv-yaml-unparseable"),
     pytest.param(outside_link, ["data.txt: symlink points outside the checkout", "replace it with a real file"], id="symlink-leaving-the-checkout"),
-    pytest.param(huge_file, ["data/weights.bin is 51.0 MB (and 1 more), over the 50 MB limit for a staged file", "plugin fix", "Hub dataset"], id="huge-file"),
+    pytest.param(huge_file, ["a_env: envs/a_env/data/weights.bin is 51.0 MB, over the 50 MB limit for a staged file", "plugin fix", "Hub dataset"], id="huge-file"),
 ]
 
 
@@ -345,6 +346,34 @@ class RaisingCheck:
             return []
 
         return [Check("explode-check", "test", explode)]
+
+
+class DropsWeights:
+    """The remedy the size error gives: a plugin fix that drops the big file."""
+
+    @hookimpl
+    def openenv_release_envs(self) -> list[EnvProfile]:
+        return [EnvProfile("a_env")]
+
+    @hookimpl
+    def openenv_release_fixes(self, env: str) -> list[Fix]:
+        def drop(tree: Path) -> str:
+            for staged in (tree / "data" / "weights.bin", tree / "envs" / "a_env" / "data" / "weights.bin"):
+                staged.unlink()
+            return "dropped data/weights.bin"
+
+        return [Fix("drop-weights", "downloaded at startup", drop)] if env == "a_env" else []
+
+
+def test_a_file_over_the_limit_stages_once_a_plugin_fix_drops_it(checkout: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stage_env, "MAX_FILE_BYTES", 1000)  # a file of this env's fix is scanned: keep it small
+    write(checkout / "envs" / "a_env" / "data" / "weights.bin", b"\0" * 2000)
+    staged = stage_all(checkout, tmp_path)
+    assert not staged["a_env"].ok and "weights.bin is 0.0 MB" in (staged["a_env"].error or "")
+    staged = stage_all(checkout, tmp_path, DropsWeights())
+    assert staged["a_env"].ok, staged["a_env"].error
+    assert [f.name for f in staged["a_env"].fixes] == ["drop-weights"]
+    assert not [rel for rel in staged["a_env"].manifest if rel.endswith("weights.bin")]
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from releaselib.plugins import PluginRegistry, get_plugin_manager
 from releaselib.records import Probe
 from releaselib.stage.staged_checks import run_staged
 from releaselib.verify.probe import Outcome
+from tests.helpers import waits
 
 ENVS = Path(__file__).resolve().parent / "usable_envs"
 DOCKERFILE = Path(__file__).resolve().parents[1] / "examples/envs/echo_env/server/Dockerfile"
@@ -69,7 +70,9 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_staged_run_sends_the_plugins_probes_as_declared_in_order(tree: Path) -> None:
     metadata = Probe("metadata", "GET", "/metadata")
     absent = Probe("no tasks", "GET", "/tasks", expect_status=404)
-    report = run_staged("step_error_env", tree, probes=(metadata, absent, LOOK))
+    report = run_staged(
+        "step_error_env", tree, probes=(metadata, absent, LOOK), start_timeout=waits(120)
+    )
     assert report.outcome is Outcome.PASS, report.render()
     assert report.probe is not None
     sent = [(f"{e.method} {e.path}", e.sent, e.status) for e in report.probe.transcript]

@@ -44,7 +44,7 @@ from releaselib.stage.lock_files import (
 from releaselib.stage.lock_tree import shifted
 from releaselib.stage.secret_gate import scan_secrets
 from releaselib.stage.shared_files import Pooled, SharedFiles
-from releaselib.stage.sources import STAGED_PATHS, lay_out, sources
+from releaselib.stage.sources import STAGED_PATHS, Sources, lay_out, sources
 from releaselib.stage.staged_rewrites import rewrite_staged
 from releaselib.stage.staged_tree import (
     build_manifest,
@@ -103,7 +103,17 @@ class StageRun:
 
 def check_sizes(stage_dir: Path) -> None:
     """StageError naming the first staged file over MAX_FILE_BYTES, if any."""
-    sizes = ((rel, os.stat(path).st_size) for rel, path in walk_names(stage_dir))
+    refuse_oversized((rel, os.stat(path).st_size) for rel, path in walk_names(stage_dir))
+
+
+def check_source_sizes(found: Sources) -> None:
+    """``check_sizes`` before the content scan reads the files, for an env no plugin fix changes
+    (a fix may drop a big file): a checkpoint of gigabytes would otherwise be read, and scanned
+    as three decodings, only to be refused. Errors name the checkout path."""
+    refuse_oversized((rel, path.stat().st_size) for rel, path in sorted(found.scanned.items()))
+
+
+def refuse_oversized(sizes: Iterable[tuple[str, int]]) -> None:
     big = [(rel, size) for rel, size in sizes if size > MAX_FILE_BYTES]
     if big:
         rel, size = big[0]
@@ -157,6 +167,9 @@ def stage_env(
         base = replace(base, git=listing is not None)
         found = sources(spec, config.repo, listing, run.scanner())
         base = replace(base, modified=found.modified, untracked=found.untracked)
+        env_fixes = registry.fixes(spec.name)
+        if not env_fixes:
+            check_source_sizes(found)
         allowed = [Owned("--allow-secret", a) for a in run.allowed]
         allowed += registry.allowed_secrets(spec.name)
         passed = scan_secrets(found, run.scanner(), allowed)
@@ -164,7 +177,6 @@ def stage_env(
         claim(final_dir)
         remove_leftovers(final_dir)
         work = Path(tempfile.mkdtemp(prefix=temp_prefix(final_dir, "new"), dir=final_dir.parent))
-        env_fixes = registry.fixes(spec.name)
         # a fix may edit any file in place: a tree it runs on gets copies of its own
         shared = None if env_fixes else run.shared(final_dir.parent)
         changes, linked = lay_out(found, work, shared)
