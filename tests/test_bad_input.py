@@ -29,7 +29,6 @@ from releaselib.hub.retry import RetryPolicy
 from releaselib.localhub import Fault, LocalHub, Scenario, SpaceBehaviour
 from releaselib.plugins import PluginRegistry
 from releaselib.records import Check, EnvProfile, Fix, StagedSpace
-from releaselib.stage import stage_env
 from releaselib.stage.discover import discover_envs, select_envs
 from releaselib.stage.stage_env import MAX_FILE_BYTES, stage_envs
 from tests.corpus import tree_digest
@@ -295,7 +294,7 @@ ENV_CASES = [
     pytest.param(broken("openenv.yaml", "name: a_env\nport: eighty\n"), ["openenv.yaml: port must be an integer 1-65535, got 'eighty'", "fix openenv.yaml"], id="openenv-yaml-bad-port"),
     pytest.param(broken("openenv.yaml", "name: [a_env\n"), ["openenv.yaml:2: not valid YAML"], id="openenv-yaml-unparseable"),
     pytest.param(outside_link, ["data.txt: symlink points outside the checkout", "replace it with a real file"], id="symlink-leaving-the-checkout"),
-    pytest.param(huge_file, ["a_env: envs/a_env/data/weights.bin is 51.0 MB, over the 50 MB limit for a staged file", "plugin fix", "Hub dataset"], id="huge-file"),
+    pytest.param(huge_file, ["a_env: envs/a_env/data/weights.bin is 51.0 MB, over the 50 MB limit for a staged file (not scanned for secrets)", "plugin fix", "check it for secrets, then host it in a Hub dataset"], id="huge-file"),
 ]
 
 
@@ -348,8 +347,12 @@ class RaisingCheck:
         return [Check("explode-check", "test", explode)]
 
 
-class DropsWeights:
-    """The remedy the size error gives: a plugin fix that drops the big file."""
+class ShrinksWeights:
+    """A plugin fix for the big file: drop it (the remedy the size error gives), make it small
+    in place (``content``: what it then holds), or leave it (None: a fix for something else)."""
+
+    def __init__(self, content: bytes | None | str = "drop") -> None:
+        self.content = content
 
     @hookimpl
     def openenv_release_envs(self) -> list[EnvProfile]:
@@ -357,23 +360,34 @@ class DropsWeights:
 
     @hookimpl
     def openenv_release_fixes(self, env: str) -> list[Fix]:
-        def drop(tree: Path) -> str:
+        def fix(tree: Path) -> str:
             for staged in (tree / "data" / "weights.bin", tree / "envs" / "a_env" / "data" / "weights.bin"):
-                staged.unlink()
-            return "dropped data/weights.bin"
+                if self.content == "drop":
+                    staged.unlink()
+                elif isinstance(self.content, bytes):
+                    staged.write_bytes(self.content)
+            return "did it"
 
-        return [Fix("drop-weights", "downloaded at startup", drop)] if env == "a_env" else []
+        return [Fix("weights", "downloaded at startup", fix)] if env == "a_env" else []
 
 
-def test_a_file_over_the_limit_stages_once_a_plugin_fix_drops_it(checkout: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(stage_env, "MAX_FILE_BYTES", 1000)  # a file of this env's fix is scanned: keep it small
-    write(checkout / "envs" / "a_env" / "data" / "weights.bin", b"\0" * 2000)
-    staged = stage_all(checkout, tmp_path)
-    assert not staged["a_env"].ok and "weights.bin is 0.0 MB" in (staged["a_env"].error or "")
-    staged = stage_all(checkout, tmp_path, DropsWeights())
+def test_a_file_over_the_limit_is_never_read_and_stages_once_a_plugin_fix_drops_it(checkout: Path, tmp_path: Path) -> None:
+    huge_file(checkout, tmp_path)
+    staged = stage_all(checkout, tmp_path, ShrinksWeights())
     assert staged["a_env"].ok, staged["a_env"].error
-    assert [f.name for f in staged["a_env"].fixes] == ["drop-weights"]
+    assert [f.name for f in staged["a_env"].fixes] == ["weights"]
     assert not [rel for rel in staged["a_env"].manifest if rel.endswith("weights.bin")]
+
+
+def test_a_file_a_fix_leaves_over_the_limit_fails_and_one_it_makes_small_is_scanned(checkout: Path, tmp_path: Path) -> None:
+    huge_file(checkout, tmp_path)
+    left = stage_all(checkout, tmp_path, ShrinksWeights(None))["a_env"]
+    assert not left.ok and "weights.bin is 51.0 MB (and 1 more), over the 50 MB limit" in (left.error or "")
+    shrunk = stage_all(checkout, tmp_path, ShrinksWeights(f"token = {TOKEN}\n".encode()))["a_env"]
+    assert not shrunk.ok and "envs/a_env/data/weights.bin:1: Hugging Face token" in (shrunk.error or ""), shrunk.error
+    assert TOKEN not in (shrunk.error or "")
+    clean = stage_all(checkout, tmp_path, ShrinksWeights(b"small now\n"))["a_env"]
+    assert clean.ok, clean.error
 
 
 @pytest.mark.parametrize(

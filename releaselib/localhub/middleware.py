@@ -52,7 +52,7 @@ class TrafficMiddleware:
             nonlocal logged
             if not logged:
                 logged = True
-                self.log.add(RequestRecord(method, path, endpoint, status, received))
+                self.log.add(RequestRecord(method, path, endpoint, status, received, gone))
 
         async def counting_receive() -> Message:
             nonlocal received, gone
@@ -64,7 +64,7 @@ class TrafficMiddleware:
         async def recording_send(message: Message) -> None:
             nonlocal status
             if gone:
-                return  # e.g. starlette's 500 for the ClientDisconnect: logged with no status
+                return  # e.g. starlette's 500 for the ClientDisconnect: logged as client gone
             if message["type"] == "http.response.start":
                 status = message["status"]
                 message = {**message, "headers": [*message.get("headers", []), *self.marker]}

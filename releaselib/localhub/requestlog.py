@@ -10,13 +10,16 @@ from typing import Any
 
 @dataclass(frozen=True)
 class RequestRecord:
-    """One request: ``status`` is None when the connection was dropped on purpose."""
+    """One request: ``status`` is None when no answer was sent: the connection was dropped on
+    purpose (a scenario's fault), or ``client_gone``: the client hung up while the request was
+    read (a release cut short)."""
 
     method: str
     path: str
     endpoint: str | None
     status: int | None
     request_bytes: int
+    client_gone: bool = False
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,13 @@ class RequestLog:
             uploaded_bytes=uploaded,
             by_endpoint=dict(Counter(r.endpoint or "unrouted" for r in records)),
             by_status=dict(
-                Counter("dropped" if r.status is None else str(r.status) for r in records)
+                Counter(
+                    str(r.status)
+                    if r.status is not None
+                    else "client gone"
+                    if r.client_gone
+                    else "dropped"
+                    for r in records
+                )
             ),
         )

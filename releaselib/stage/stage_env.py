@@ -30,6 +30,7 @@ from releaselib.records import (
     Finding,
     Fix,
     Lock,
+    SecretFinding,
     StagedSpace,
 )
 from releaselib.shell import Runner
@@ -103,27 +104,49 @@ class StageRun:
 
 def check_sizes(stage_dir: Path) -> None:
     """StageError naming the first staged file over MAX_FILE_BYTES, if any."""
-    refuse_oversized((rel, os.stat(path).st_size) for rel, path in walk_names(stage_dir))
+    refuse_oversized([(rel, os.stat(path).st_size) for rel, path in walk_names(stage_dir)])
 
 
-def check_source_sizes(found: Sources) -> None:
-    """``check_sizes`` before the content scan reads the files, for an env no plugin fix changes
-    (a fix may drop a big file): a checkpoint of gigabytes would otherwise be read, and scanned
-    as three decodings, only to be refused. Errors name the checkout path."""
-    refuse_oversized((rel, path.stat().st_size) for rel, path in sorted(found.scanned.items()))
+def oversized_sources(found: Sources) -> dict[str, int]:
+    """The checkout files over MAX_FILE_BYTES (path -> size): they are not read before they
+    are refused (a checkpoint of gigabytes, scanned as three decodings, would take hours)."""
+    sizes = ((rel, path.stat().st_size) for rel, path in sorted(found.scanned.items()))
+    return {rel: size for rel, size in sizes if size > MAX_FILE_BYTES}
 
 
-def refuse_oversized(sizes: Iterable[tuple[str, int]]) -> None:
+def refuse_oversized(sizes: list[tuple[str, int]], *, scanned: bool = True) -> None:
+    """StageError naming the first file over MAX_FILE_BYTES in ``sizes``, if any."""
     big = [(rel, size) for rel, size in sizes if size > MAX_FILE_BYTES]
     if big:
         rel, size = big[0]
         more = f" (and {len(big) - 1} more)" if len(big) > 1 else ""
+        unread = "" if scanned else " (not scanned for secrets)"
+        check = "" if scanned else "check it for secrets, then "
         raise StageError(
             f"{rel} is {size / 1e6:,.1f} MB{more}, over the "
-            f"{MAX_FILE_BYTES / 1e6:g} MB limit for a staged file",
-            remedy="drop it with a plugin fix (openenv-release plugin.new), or host it in a Hub "
-            "dataset and download it at startup",
+            f"{MAX_FILE_BYTES / 1e6:g} MB limit for a staged file{unread}",
+            remedy="drop it with a plugin fix (openenv-release plugin.new), or "
+            f"{check}host it in a Hub dataset and download it at startup",
         )
+
+
+def scan_shrunk(
+    found: Sources,
+    oversized: dict[str, int],
+    work: Path,
+    scanner: ContentScan,
+    allowed: list[Owned[AllowedSecret]],
+) -> tuple[SecretFinding, ...]:
+    """The content scan, after the plugin fixes ran, of a file that was over the limit and that
+    a fix made small in place (one still over it fails ``check_sizes``; a dropped one is gone)."""
+    sources = {found.scanned[rel]: rel for rel in oversized}
+    left = {
+        sources[source]: work / dest
+        for dest, source in found.files.items()
+        if source in sources and (work / dest).is_file()
+    }
+    small = {rel: path for rel, path in left.items() if path.stat().st_size <= MAX_FILE_BYTES}
+    return scan_secrets(Sources({}, small, ()), scanner, allowed) if small else ()
 
 
 @contextmanager
@@ -168,11 +191,13 @@ def stage_env(
         found = sources(spec, config.repo, listing, run.scanner())
         base = replace(base, modified=found.modified, untracked=found.untracked)
         env_fixes = registry.fixes(spec.name)
-        if not env_fixes:
-            check_source_sizes(found)
+        oversized = oversized_sources(found)
+        if not env_fixes:  # with fixes, one may drop the file
+            refuse_oversized(list(oversized.items()), scanned=False)
         allowed = [Owned("--allow-secret", a) for a in run.allowed]
         allowed += registry.allowed_secrets(spec.name)
-        passed = scan_secrets(found, run.scanner(), allowed)
+        small = {k: v for k, v in found.scanned.items() if k not in oversized}
+        passed = scan_secrets(replace(found, scanned=small), run.scanner(), allowed)
         base = replace(base, allowed_secrets=passed)
         claim(final_dir)
         remove_leftovers(final_dir)
@@ -189,6 +214,9 @@ def stage_env(
                 # plugin text goes into the ledger and the briefing: one line, no Hub token
                 did = short(redact(done), 160)
                 fixes.append(AppliedFix(fix.record.name, short(redact(fix.record.why), 160), did))
+        if oversized:
+            passed += scan_shrunk(found, oversized, work, run.scanner(), allowed)
+            base = replace(base, allowed_secrets=passed)
         own = spec.path / "uv.lock"
         uv_lock = own if own.is_file() else None
         if spec.dockerfile and not any(spec.path.rglob("uv.lock")):

@@ -262,6 +262,8 @@ def test_a_client_gone_mid_upload_is_logged_not_raised(
     deadline = time.monotonic() + waits(10)
     while not any(r.path == path for r in hub.requests()) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert [r.status for r in hub.requests() if r.path == path] == [None]
+    assert [(r.status, r.client_gone) for r in hub.requests() if r.path == path] == [(None, True)]
+    assert "dropped" not in hub.counters().by_status  # a scenario's drop fault, not this
+    assert hub.counters().by_status["client gone"] == 1
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
     assert api.space_info("acme/cut").id == "acme/cut"
