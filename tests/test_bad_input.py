@@ -351,7 +351,7 @@ class ShrinksWeights:
     """A plugin fix for the big file: drop it (the remedy the size error gives), make it small
     in place (``content``: what it then holds), or leave it (None: a fix for something else)."""
 
-    def __init__(self, content: bytes | None | str = "drop") -> None:
+    def __init__(self, content: bytes | str | None = "drop") -> None:
         self.content = content
 
     @hookimpl
