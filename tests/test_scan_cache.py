@@ -197,6 +197,26 @@ def test_a_cache_others_could_write_is_not_used(tmp_path: Path, how: str) -> Non
     assert json.loads(written.read_text())["clean"] == [scan_cache.verdict("file", leaky[0][1].read_bytes())]
 
 
+@pytest.mark.parametrize("how", ["made writable by others", "replaced by a symlink"])
+def test_a_cache_file_changed_after_its_path_was_trusted_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """The check is made on the file as opened: one swapped in between the look at its path and
+    the read (a rename race in its folder) is refused too."""
+    leaky = files(tmp_path, **{"app.py": f"TOKEN = '{TOKEN}'\n"})
+    cache = tmp_path / "cache"
+    written = poisoned(cache, leaky)
+    cache.chmod(0o700)
+    if how == "made writable by others":
+        written.chmod(0o666)
+    else:
+        real = tmp_path / "elsewhere.json"
+        written.rename(real)
+        written.symlink_to(real)
+    monkeypatch.setattr(scan_cache, "trusted", lambda path, follow: True)  # the race: it looked fine
+    assert [f.kind for f in next_run(cache).scan(leaky)] == ["Hugging Face token"]
+
+
 def test_a_cache_only_its_owner_writes_is_used(tmp_path: Path) -> None:
     """The counterpart of the test above: the same poisoned file, trusted, is believed (which is
     why only its owner may write it)."""

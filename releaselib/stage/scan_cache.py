@@ -23,7 +23,7 @@ import tempfile
 import threading
 from collections.abc import Collection, Iterable
 from pathlib import Path
-from stat import S_ISLNK
+from stat import S_ISLNK, S_ISREG
 from typing import TYPE_CHECKING
 
 from releaselib.records import SecretFinding
@@ -144,7 +144,7 @@ class CleanVerdicts:
         if self._file is None:
             return {}
         try:
-            data = json.loads(self._file.read_bytes())
+            data = json.loads(_read_own(self._file))
             clean = dict.fromkeys((k for k in data["clean"] if isinstance(k, str)), ())
             pinned = {
                 key: tuple((int(line), str(kind), str(sha)) for line, kind, sha in found)
@@ -175,6 +175,17 @@ class CleanVerdicts:
             except OSError:
                 return
             self._known, self._new = kept, {}
+
+
+def _read_own(file: Path) -> bytes:
+    """The bytes of ``file`` if, as opened, it is a regular file of this account that only it
+    may write; else OSError. Checked on the open file, not the path: a file swapped in after
+    ``trusted`` looked at the path is refused too."""
+    with open(os.open(file, os.O_RDONLY | os.O_NOFOLLOW), "rb") as opened:
+        found = os.fstat(opened.fileno())
+        if not S_ISREG(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o022:
+            raise PermissionError(f"{file}: not this account's own file")
+        return opened.read()
 
 
 _verdicts: CleanVerdicts | None = None
