@@ -179,17 +179,24 @@ def poisoned(cache: Path, clean: list[tuple[str, Path]]) -> Path:
     return written
 
 
+def spoil(cache: Path, written: Path, how: str) -> None:
+    """Make the cache file one that others could have written."""
+    if how == "others may write the folder":
+        cache.chmod(0o777)
+    elif how == "others may write the file":
+        written.chmod(0o666)
+    else:  # a symlink to a file elsewhere
+        real = cache.parent / "elsewhere.json"
+        written.rename(real)
+        written.symlink_to(real)
+
+
 @pytest.mark.parametrize("how", ["others may write the folder", "the file is a symlink"])
 def test_a_cache_others_could_write_is_not_used(tmp_path: Path, how: str) -> None:
     leaky = files(tmp_path, **{"app.py": f"TOKEN = '{TOKEN}'\n"})
     cache = tmp_path / "cache"
     written = poisoned(cache, leaky)
-    if how == "others may write the folder":
-        cache.chmod(0o777)
-    else:
-        real = tmp_path / "elsewhere.json"
-        written.rename(real)
-        written.symlink_to(real)
+    spoil(cache, written, how)
     scan = next_run(cache)
     assert [f.kind for f in scan.scan(leaky)] == ["Hugging Face token"]
     scan.scan(files(tmp_path, **{"ok.py": "x = 1\n"}))
@@ -197,7 +204,7 @@ def test_a_cache_others_could_write_is_not_used(tmp_path: Path, how: str) -> Non
     assert json.loads(written.read_text())["clean"] == [scan_cache.verdict("file", leaky[0][1].read_bytes())]
 
 
-@pytest.mark.parametrize("how", ["made writable by others", "replaced by a symlink"])
+@pytest.mark.parametrize("how", ["others may write the file", "the file is a symlink"])
 def test_a_cache_file_changed_after_its_path_was_trusted_is_not_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
@@ -207,12 +214,7 @@ def test_a_cache_file_changed_after_its_path_was_trusted_is_not_read(
     cache = tmp_path / "cache"
     written = poisoned(cache, leaky)
     cache.chmod(0o700)
-    if how == "made writable by others":
-        written.chmod(0o666)
-    else:
-        real = tmp_path / "elsewhere.json"
-        written.rename(real)
-        written.symlink_to(real)
+    spoil(cache, written, how)
     monkeypatch.setattr(scan_cache, "trusted", lambda path, follow: True)  # the race: it looked fine
     assert [f.kind for f in next_run(cache).scan(leaky)] == ["Hugging Face token"]
 
