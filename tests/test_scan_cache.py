@@ -5,8 +5,10 @@ the secret, is written."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import string
+import time
 from pathlib import Path
 
 import pytest
@@ -227,3 +229,20 @@ def test_a_cache_only_its_owner_writes_is_used(tmp_path: Path) -> None:
     poisoned(cache, leaky)
     cache.chmod(0o700)
     assert next_run(cache).scan(leaky) == []
+
+
+def test_saving_removes_other_versions_files_unused_for_30_days(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    old, recent, other = cache / "0123456789abcdef.json", cache / "fedcba9876543210.json", cache / "notes.json"
+    for file in (old, recent, other):
+        file.write_text("{}")
+    month_ago = time.time() - scan_cache.STALE_SECONDS - 60
+    for file in (old, other):
+        os.utime(file, (month_ago, month_ago))
+    scan = next_run(cache)
+    scan.scan(files(tmp_path, **{"ok.py": "x = 1\n"}))
+    scan._verdicts.save()
+    assert sorted(p.name for p in cache.iterdir()) == sorted(
+        [f"{scan_cache.scanner_version()}.json", recent.name, other.name]
+    )

@@ -18,9 +18,11 @@ import atexit
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Collection, Iterable
 from pathlib import Path
 from stat import S_ISLNK, S_ISREG
@@ -34,6 +36,8 @@ if TYPE_CHECKING:
 ENV = "OPENENV_RELEASE_SCAN_CACHE"
 #: The verdicts one cache file keeps (the newest); about 33 bytes each.
 MAX_VERDICTS = 50_000
+#: A cache file of another scanner version unused this long is removed when a run saves.
+STALE_SECONDS = 30 * 86_400
 #: The modules whose code decides what the scan finds.
 SCANNER_MODULES = (
     "secretscan",
@@ -175,6 +179,23 @@ class CleanVerdicts:
             except OSError:
                 return
             self._known, self._new = kept, {}
+            remove_stale(self._file)
+
+
+def remove_stale(current: Path) -> None:
+    """Remove the cache files of other scanner versions (an upgrade starts a new one) that no
+    run has written for STALE_SECONDS; best effort."""
+    now = time.time()
+    for other in current.parent.glob("*.json"):
+        try:
+            if (
+                other != current
+                and re.fullmatch(r"[0-9a-f]{16}\.json", other.name)
+                and now - other.lstat().st_mtime > STALE_SECONDS
+            ):
+                other.unlink()
+        except OSError:
+            continue
 
 
 def _read_own(file: Path) -> bytes:
