@@ -371,6 +371,15 @@ class ShrinksWeights:
         return [Fix("weights", "downloaded at startup", fix)] if env == "a_env" else []
 
 
+def test_a_file_over_the_limit_in_src_fails_every_env_naming_src(checkout: Path, tmp_path: Path) -> None:
+    with (checkout / "src" / "model.bin").open("wb") as f:
+        f.truncate(MAX_FILE_BYTES + 1)
+    staged = stage_all(checkout, tmp_path)
+    for env in ("a_env", "b_env"):
+        error = staged[env].error or ""
+        assert "src/model.bin is 50.0 MB" in error and "take it out of src/ in the checkout (every env stages src/)" in error, error
+
+
 def test_a_file_over_the_limit_is_never_read_and_stages_once_a_plugin_fix_drops_it(checkout: Path, tmp_path: Path) -> None:
     huge_file(checkout, tmp_path)
     staged = stage_all(checkout, tmp_path, ShrinksWeights())

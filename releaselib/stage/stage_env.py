@@ -122,11 +122,15 @@ def refuse_oversized(sizes: list[tuple[str, int]], *, scanned: bool = True) -> N
         more = f" (and {len(big) - 1} more)" if len(big) > 1 else ""
         unread = "" if scanned else " (not scanned for secrets)"
         check = "" if scanned else "check it for secrets, then "
+        drop = (  # src/ is staged into every env: one fix per env would be the wrong advice
+            "take it out of src/ in the checkout (every env stages src/)"
+            if rel.startswith("src/")
+            else "drop it with a plugin fix (openenv-release plugin.new)"
+        )
         raise StageError(
             f"{rel} is {size / 1e6:,.1f} MB{more}, over the "
             f"{MAX_FILE_BYTES / 1e6:g} MB limit for a staged file{unread}",
-            remedy="drop it with a plugin fix (openenv-release plugin.new), or "
-            f"{check}host it in a Hub dataset and download it at startup",
+            remedy=f"{drop}, or {check}host it in a Hub dataset and download it at startup",
         )
 
 
