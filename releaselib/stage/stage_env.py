@@ -30,7 +30,6 @@ from releaselib.records import (
     Finding,
     Fix,
     Lock,
-    SecretFinding,
     StagedSpace,
 )
 from releaselib.shell import Runner
@@ -103,13 +102,17 @@ class StageRun:
 
 
 def check_sizes(stage_dir: Path) -> None:
-    """StageError naming the first staged file over MAX_FILE_BYTES, if any."""
-    refuse_oversized([(rel, os.stat(path).st_size) for rel, path in walk_names(stage_dir)])
+    """StageError naming the first staged file over MAX_FILE_BYTES, if any; an env's file is
+    named once, by its path under ``envs/`` (the checkout's), not again at the root."""
+    sizes = [(rel, os.stat(path).st_size) for rel, path in walk_names(stage_dir)]
+    under_envs = {rel.split("/", 2)[2] for rel, _ in sizes if rel.startswith("envs/")}
+    refuse_oversized(sorted((rel, n) for rel, n in sizes if rel not in under_envs))
 
 
 def oversized_sources(found: Sources) -> dict[str, int]:
-    """The checkout files over MAX_FILE_BYTES (path -> size): they are not read before they
-    are refused (a checkpoint of gigabytes, scanned as three decodings, would take hours)."""
+    """The checkout files over MAX_FILE_BYTES (path -> size), from their sizes alone: an env
+    no fix changes is refused before they are read (a checkpoint of gigabytes, scanned as three
+    decodings, would take hours)."""
     sizes = ((rel, path.stat().st_size) for rel, path in sorted(found.scanned.items()))
     return {rel: size for rel, size in sizes if size > MAX_FILE_BYTES}
 
@@ -132,25 +135,6 @@ def refuse_oversized(sizes: list[tuple[str, int]], *, scanned: bool = True) -> N
             f"{MAX_FILE_BYTES / 1e6:g} MB limit for a staged file{unread}",
             remedy=f"{drop}, or {check}host it in a Hub dataset and download it at startup",
         )
-
-
-def scan_shrunk(
-    found: Sources,
-    oversized: dict[str, int],
-    work: Path,
-    scanner: ContentScan,
-    allowed: list[Owned[AllowedSecret]],
-) -> tuple[SecretFinding, ...]:
-    """The content scan, after the plugin fixes ran, of a file that was over the limit and that
-    a fix made small in place (one still over it fails ``check_sizes``; a dropped one is gone)."""
-    sources = {found.scanned[rel]: rel for rel in oversized}
-    left = {
-        sources[source]: work / dest
-        for dest, source in found.files.items()
-        if source in sources and (work / dest).is_file()
-    }
-    small = {rel: path for rel, path in left.items() if path.stat().st_size <= MAX_FILE_BYTES}
-    return scan_secrets(Sources({}, small, ()), scanner, allowed) if small else ()
 
 
 @contextmanager
@@ -195,13 +179,11 @@ def stage_env(
         found = sources(spec, config.repo, listing, run.scanner())
         base = replace(base, modified=found.modified, untracked=found.untracked)
         env_fixes = registry.fixes(spec.name)
-        oversized = oversized_sources(found)
-        if not env_fixes:  # with fixes, one may drop the file
-            refuse_oversized(list(oversized.items()), scanned=False)
+        if not env_fixes:  # with fixes, one may drop the file: it is scanned as any other
+            refuse_oversized(list(oversized_sources(found).items()), scanned=False)
         allowed = [Owned("--allow-secret", a) for a in run.allowed]
         allowed += registry.allowed_secrets(spec.name)
-        small = {k: v for k, v in found.scanned.items() if k not in oversized}
-        passed = scan_secrets(replace(found, scanned=small), run.scanner(), allowed)
+        passed = scan_secrets(found, run.scanner(), allowed)
         base = replace(base, allowed_secrets=passed)
         claim(final_dir)
         remove_leftovers(final_dir)
@@ -218,9 +200,6 @@ def stage_env(
                 # plugin text goes into the ledger and the briefing: one line, no Hub token
                 did = short(redact(done), 160)
                 fixes.append(AppliedFix(fix.record.name, short(redact(fix.record.why), 160), did))
-        if oversized:
-            passed += scan_shrunk(found, oversized, work, run.scanner(), allowed)
-            base = replace(base, allowed_secrets=passed)
         own = spec.path / "uv.lock"
         uv_lock = own if own.is_file() else None
         if spec.dockerfile and not any(spec.path.rglob("uv.lock")):
