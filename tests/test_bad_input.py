@@ -21,6 +21,7 @@ import pytest
 
 from openenv_release.cli import program
 from releaselib.config import ReleaseConfig
+from releaselib.errors import StageError
 from releaselib.hookspecs import hookimpl
 from releaselib.hub import client as hub_module
 from releaselib.hub.client import Hub
@@ -377,6 +378,18 @@ def test_a_file_over_the_limit_in_src_fails_every_env_naming_src(checkout: Path,
     for env in ("a_env", "b_env"):
         error = staged[env].error or ""
         assert "src/model.bin is 50.0 MB" in error and "take it out of src/ in the checkout (every env stages src/)" in error, error
+
+
+def test_check_sizes_names_a_big_env_file_once_and_still_sees_a_big_root_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stage_env, "MAX_FILE_BYTES", 10)
+    write(tmp_path / "envs" / "a_env" / "w.bin", b"x" * 11)
+    write(tmp_path / "w.bin", b"x" * 11)
+    write(tmp_path / "envs" / "notes.txt", b"small")  # an env's own envs/ folder, at the root
+    with pytest.raises(StageError, match=r"^envs/a_env/w.bin is 0.0 MB, over"):
+        stage_env.check_sizes(tmp_path)
+    write(tmp_path / "envs" / "a_env" / "w.bin", b"small")  # a fix made one copy small, not the other
+    with pytest.raises(StageError, match=r"^w.bin is 0.0 MB, over"):
+        stage_env.check_sizes(tmp_path)
 
 
 @pytest.mark.parametrize("drop", [True, False], ids=["dropped", "left"])

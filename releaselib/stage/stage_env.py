@@ -105,8 +105,12 @@ def check_sizes(stage_dir: Path) -> None:
     """StageError naming the first staged file over MAX_FILE_BYTES, if any; an env's file is
     named once, by its path under ``envs/`` (the checkout's), not again at the root."""
     sizes = [(rel, os.stat(path).st_size) for rel, path in walk_names(stage_dir)]
-    under_envs = {rel.split("/", 2)[2] for rel, _ in sizes if rel.startswith("envs/")}
-    refuse_oversized(sorted((rel, n) for rel, n in sizes if rel not in under_envs))
+    named = {
+        rel.split("/", 2)[2]  # the root copy of a big envs/<env>/ file
+        for rel, size in sizes
+        if rel.startswith("envs/") and rel.count("/") > 1 and size > MAX_FILE_BYTES
+    }
+    refuse_oversized(sorted((rel, size) for rel, size in sizes if rel not in named))
 
 
 def oversized_sources(found: Sources) -> dict[str, int]:
