@@ -120,7 +120,7 @@ def domain(hub: LocalHub, env: str) -> str:
         hub.endpoint, token=hub.token, policy=RetryPolicy(attempts=4, base=0.01, cap=0.05)
     )
     state = settle(connected, f"openenv/{env}", wait=waits(120), interval=0.2)
-    assert state.stage == "RUNNING" and state.domains, state
+    assert state.stage == "RUNNING" and state.domains, f"{env}: {state.stage}: {state.error}"
     return state.domains[0].name
 
 
