@@ -325,17 +325,30 @@ def test_an_lfs_pointer_fails_its_env_with_the_lfs_remedy(checkout: Path, tmp_pa
     assert error.count("is a Git LFS pointer") == 1, error  # staged twice, named once
 
 
-class RaisingFix:
+class AEnvFix:
+    """A plugin that claims a_env and gives it one fix, ``apply``."""
+
+    def __init__(self, name: str, apply: Callable[[Path], str]) -> None:
+        self.name, self.apply = name, apply
+
     @hookimpl
     def openenv_release_envs(self) -> list[EnvProfile]:
         return [EnvProfile("a_env")]
 
     @hookimpl
     def openenv_release_fixes(self, env: str) -> list[Fix]:
-        def explode(tree: Path) -> str:
-            raise KeyError("no such file in the plugin's table")
+        return [Fix(self.name, "test", self.apply)] if env == "a_env" else []
 
-        return [Fix("explode", "test", explode)] if env == "a_env" else []
+
+def explode(tree: Path) -> str:
+    raise KeyError("no such file in the plugin's table")
+
+
+def drop_weights(tree: Path) -> str:
+    """The remedy the size error gives: a fix that drops the big file (both staged copies)."""
+    for staged in (tree / "data" / "weights.bin", tree / "envs" / "a_env" / "data" / "weights.bin"):
+        staged.unlink()
+    return "dropped"
 
 
 class RaisingCheck:
@@ -347,28 +360,6 @@ class RaisingCheck:
             return []
 
         return [Check("explode-check", "test", explode)]
-
-
-class WeightsFix:
-    """A plugin fix for a big data/weights.bin: drop it (the remedy the size error gives), or
-    leave it (a fix for something else)."""
-
-    def __init__(self, drop: bool) -> None:
-        self.drop = drop
-
-    @hookimpl
-    def openenv_release_envs(self) -> list[EnvProfile]:
-        return [EnvProfile("a_env")]
-
-    @hookimpl
-    def openenv_release_fixes(self, env: str) -> list[Fix]:
-        def fix(tree: Path) -> str:
-            for staged in (tree / "data" / "weights.bin", tree / "envs" / "a_env" / "data" / "weights.bin"):
-                if self.drop:
-                    staged.unlink()
-            return "did it"
-
-        return [Fix("weights", "downloaded at startup", fix)] if env == "a_env" else []
 
 
 def test_a_file_over_the_limit_in_src_fails_every_env_naming_src(checkout: Path, tmp_path: Path) -> None:
@@ -398,7 +389,7 @@ def test_a_file_over_the_limit_stages_once_a_plugin_fix_drops_it(checkout: Path,
     limit is made small here: the 51 MB file takes 20 s to scan."""
     monkeypatch.setattr(stage_env, "MAX_FILE_BYTES", 1000)
     write(checkout / "envs" / "a_env" / "data" / "weights.bin", b"w" * 2000)
-    staged = stage_all(checkout, tmp_path, WeightsFix(drop))["a_env"]
+    staged = stage_all(checkout, tmp_path, AEnvFix("weights", drop_weights if drop else lambda tree: "left"))["a_env"]
     if drop:
         assert staged.ok and [f.name for f in staged.fixes] == ["weights"], staged.error
         assert not [rel for rel in staged.manifest if rel.endswith("weights.bin")]
@@ -409,7 +400,7 @@ def test_a_file_over_the_limit_stages_once_a_plugin_fix_drops_it(checkout: Path,
 @pytest.mark.parametrize(
     ("plugin", "fragment"),
     [
-        (RaisingFix(), "fix explode of plugin"),
+        (AEnvFix("explode", explode), "fix explode of plugin"),
         (RaisingCheck(), "check explode-check of plugin"),
     ],
     ids=["fix", "check"],

@@ -113,12 +113,11 @@ def check_sizes(stage_dir: Path) -> None:
     refuse_oversized(sorted((rel, size) for rel, size in sizes if rel not in named))
 
 
-def oversized_sources(found: Sources) -> dict[str, int]:
-    """The checkout files over MAX_FILE_BYTES (path -> size), from their sizes alone: an env
-    no fix changes is refused before they are read (a checkpoint of gigabytes, scanned as three
+def source_sizes(found: Sources) -> list[tuple[str, int]]:
+    """(checkout path, size) of each file ``found``, from a stat alone: an env no fix changes
+    is refused on them before they are read (a checkpoint of gigabytes, scanned as three
     decodings, would take hours)."""
-    sizes = ((rel, path.stat().st_size) for rel, path in sorted(found.scanned.items()))
-    return {rel: size for rel, size in sizes if size > MAX_FILE_BYTES}
+    return [(rel, path.stat().st_size) for rel, path in sorted(found.scanned.items())]
 
 
 def refuse_oversized(sizes: list[tuple[str, int]], *, scanned: bool = True) -> None:
@@ -184,7 +183,7 @@ def stage_env(
         base = replace(base, modified=found.modified, untracked=found.untracked)
         env_fixes = registry.fixes(spec.name)
         if not env_fixes:  # with fixes, one may drop the file: it is scanned as any other
-            refuse_oversized(list(oversized_sources(found).items()), scanned=False)
+            refuse_oversized(source_sizes(found), scanned=False)
         allowed = [Owned("--allow-secret", a) for a in run.allowed]
         allowed += registry.allowed_secrets(spec.name)
         passed = scan_secrets(found, run.scanner(), allowed)
