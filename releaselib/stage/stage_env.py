@@ -262,7 +262,7 @@ def stage_env(
 def check_links(linked: dict[str, Pooled], shared: SharedFiles | None) -> None:
     """StageError naming a ``src/`` file that changed in place while its tree was staged (a
     plugin check wrote it, though checks only read): the trees staged before, which linked the
-    same file, get it back from the checkout."""
+    same file, get back the content they were staged with."""
     bad = shared.written_through(linked) if shared is not None else []
     if bad:
         linked.clear()
