@@ -38,9 +38,13 @@ def test_sigterm_stops_the_space_processes_and_removes_the_temp_folder(tmp_path:
         while not processes_in(temp) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
         spaces = processes_in(temp)
-        if not spaces:  # say why: the rehearsal's own words, if it ended
-            out, err = proc.communicate(timeout=waits(60)) if proc.poll() is not None else ("", "")
-            pytest.fail(f"no Space process started (exit {proc.poll()}): {err[-3000:]}{out[-1000:]}")
+        if not spaces:  # say why: the rehearsal's own words so far (ended, or stopped here)
+            running = proc.poll() is None
+            if running:
+                proc.send_signal(signal.SIGTERM)
+            out, err = proc.communicate(timeout=waits(60))
+            state = "still running, stopped" if running else f"exit {proc.returncode}"
+            pytest.fail(f"no Space process started ({state}): {err[-3000:]}{out[-1000:]}")
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=waits(120))
     finally:
