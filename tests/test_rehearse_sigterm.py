@@ -15,13 +15,18 @@ import pytest
 from tests.helpers import MAIN, waits
 
 
-def processes_in(folder: Path) -> list[int]:
-    """Processes whose working directory is inside ``folder``."""
+def processes_in(folder: Path, *, spaces_only: bool = False) -> list[int]:
+    """Processes whose working directory is inside ``folder``; with ``spaces_only``, only Space
+    processes (their environment has the ``PORT`` a Space is given), not the short-lived ones
+    staging runs there (``uv pip compile`` when the lock cache is cold)."""
     found = []
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and Path(os.readlink(entry / "cwd")).is_relative_to(folder):
-                found.append(int(entry.name))
+            if not entry.name.isdigit() or not Path(os.readlink(entry / "cwd")).is_relative_to(folder):
+                continue
+            if spaces_only and b"\0PORT=" not in b"\0" + (entry / "environ").read_bytes():
+                continue
+            found.append(int(entry.name))
         except OSError:
             continue
     return found
@@ -35,9 +40,10 @@ def test_sigterm_stops_the_space_processes_and_removes_the_temp_folder(tmp_path:
     proc = subprocess.Popen([sys.executable, "-c", MAIN, "rehearse", "--builder", "host"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + waits(300)  # a safety net: Spaces start within seconds
-        while not processes_in(temp) and proc.poll() is None and time.monotonic() < deadline:
+        while not (spaces := processes_in(temp, spaces_only=True)) and proc.poll() is None:
+            if time.monotonic() > deadline:
+                break
             time.sleep(0.2)
-        spaces = processes_in(temp)
         if not spaces:  # say why: the rehearsal's own words so far (ended, or stopped here)
             running = proc.poll() is None
             if running:
