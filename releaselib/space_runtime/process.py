@@ -10,7 +10,9 @@ packages.
 from __future__ import annotations
 
 import glob
+import itertools
 import os
+import random
 import re
 import shutil
 import socket
@@ -96,12 +98,33 @@ class SpaceProcess:
         self.stop()
 
 
+#: Where the kernel picks the local port of an outgoing connection (Linux's default).
+_EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
+#: The lowest port :func:`free_port` hands out when it can stay below the ephemeral range.
+_LOWEST = 10000
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+    """A TCP port on 127.0.0.1 that nothing is bound to right now.
+
+    A Space's server binds it seconds later (after its imports), so it is drawn below the
+    kernel's ephemeral range where that can be read: a port from that range may meanwhile become
+    the local end of any outgoing connection, and the server then fails "address already in use"
+    (an intermittent RUNTIME_ERROR of ours). Elsewhere the kernel picks one (``bind`` to 0)."""
+    try:
+        low = int(_EPHEMERAL.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 0
+    draws = 50 if low > _LOWEST else 0
+    for port in itertools.chain((random.randrange(_LOWEST, low) for _ in range(draws)), [0]):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            found: int = sock.getsockname()[1]
+            return found
+    raise OSError("no free TCP port on 127.0.0.1")
 
 
 @dataclass(frozen=True)
