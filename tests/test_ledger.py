@@ -306,7 +306,9 @@ def test_a_writer_killed_mid_write_never_leaves_a_broken_file(path: Path) -> Non
         proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], cwd=ROOT)
         try:
             deadline = time.monotonic() + waits(20)
-            while not path.exists() and time.monotonic() < deadline:
+            # until one record is on disk (a busy machine can take longer than a round's sleep
+            # to start the first writer), then a different moment each round
+            while not (path.exists() and on_disk(path)["envs"]) and time.monotonic() < deadline:
                 time.sleep(0.01)
             time.sleep(0.1 + 0.07 * round_)
             assert proc.poll() is None, "the writer stopped by itself"

@@ -56,10 +56,13 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
         yield running
 
 
-def deploy_quick(hub: LocalHub, tmp: Path, *space_ids: str) -> None:
+def deploy_quick(hub: LocalHub, tmp: Path, *space_ids: str, gate: Path | None = None) -> None:
+    """Deploy QUICK_APP to ``space_ids``; with ``gate``, its server waits for that file first."""
     api = HfApi(endpoint=hub.endpoint, token=hub.token)
-    tree = tmp / "quick"
+    tree = tmp / ("gated" if gate else "quick")
     for path, text in QUICK_APP.items():
+        if gate and path == "app.py":
+            text = f"import os, time\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.05)\n{text}"
         (tree / path).parent.mkdir(parents=True, exist_ok=True)
         (tree / path).write_text(text)
     for space_id in space_ids:
@@ -74,9 +77,15 @@ def polls(hub: LocalHub, space_ids: list[str], wait: float = waits(60.0)) -> lis
 
 def test_one_listing_per_cycle_however_many_spaces(hub: LocalHub, tmp_path: Path) -> None:
     ids = [f"acme/app{i}-0.3" for i in range(6)]
-    deploy_quick(hub, tmp_path, *ids)
+    gate = tmp_path / "go"  # the last Space serves only once the first cycle is seen
+    deploy_quick(hub, tmp_path, *ids[:-1])
+    deploy_quick(hub, tmp_path, ids[-1], gate=gate)
     hub.reset_counters()
-    seen = polls(hub, ids)
+    connected = Hub.connect(hub.endpoint, token=hub.token, policy=FAST)
+    seen = []
+    for poll in watch(connected, ids, wait=waits(60.0), interval=0.1):
+        seen.append(poll)
+        gate.touch()
     last = seen[-1]
     assert last.final and last.pending == []
     assert {s.stage for s in last.states.values()} == {"RUNNING"}

@@ -24,7 +24,7 @@ from releaselib.stage import staged_checks
 from releaselib.stage.__main__ import main as staged_checks_main
 from releaselib.verify.probe import Outcome
 from tests.corpus import materialise
-from tests.helpers import offline
+from tests.helpers import offline, wait_flag
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 PLAIN_DOCKERFILE = """\
@@ -38,6 +38,9 @@ SHADOWING_TYPES = "from dataclasses import dataclass\n"  # the old src/core/type
 
 
 def main(*argv: str) -> tuple[int, str]:
+    """The staged checks' CLI; ``run`` waits for a server as long as the wait factor says."""
+    if argv[0] == "run":
+        argv = (*argv, "--start-timeout", wait_flag(60))
     out = io.StringIO()
     code = staged_checks_main(argv, Console(file=out, width=200, highlight=False))
     return code, out.getvalue()
