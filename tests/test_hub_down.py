@@ -20,7 +20,7 @@ from releaselib.ledger.ledger import Ledger
 from releaselib.ledger.paths import default_path
 from releaselib.localhub import Fault, LocalHub, Scenario
 from releaselib.options import Options, build_config
-from tests.helpers import TEST_SHA, offline
+from tests.helpers import TEST_SHA, offline, waits
 
 PROJECT = Path(__file__).resolve().parents[1]
 #: every task that reaches the Hub, with the flags it needs besides --repo/--staging-dir/--hub-endpoint
@@ -58,7 +58,7 @@ def test_a_hub_that_is_down_is_one_stderr_line_naming_the_endpoint(task: str, do
     result = subprocess.run(
         [sys.executable, "-c", "from openenv_release.cli import main; main()", *shlex.split(task),
          "--repo", str(PROJECT / "examples"), "--staging-dir", str(staging), "--hub-endpoint", endpoint],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=waits(120),
         env={"PATH": "/usr/bin:/bin", "HOME": str(home), "HF_HOME": str(home / "hf"), "HF_TOKEN": "hf_" + "x" * 34,
              "PYTHONPATH": str(PROJECT), **offline(staging.parent)},
     )

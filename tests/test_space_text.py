@@ -16,7 +16,7 @@ from releaselib.hub.deploy import deploy_all
 from releaselib.localhub import LocalHub
 from releaselib.space_ids import Canonicals
 from releaselib.stage.secretscan import redact_secrets
-from tests.helpers import offline
+from tests.helpers import offline, wait_flag, waits
 from tests.test_secret_kinds import KINDS
 from tests.test_verify import STEP_RAISES, connect, release_config, space_tree, staged_space
 
@@ -56,7 +56,7 @@ def cli(hub: LocalHub, home: Path, *args: str) -> subprocess.CompletedProcess[st
         **offline(home),
     }
     return subprocess.run(
-        [sys.executable, "-c", CLI, *args], env=env, capture_output=True, text=True, timeout=180
+        [sys.executable, "-c", CLI, *args], env=env, capture_output=True, text=True, timeout=waits(180)
     )
 
 
@@ -69,7 +69,7 @@ def test_a_spaces_words_are_printed_as_they_are_and_its_token_redacted_everywher
     ledger = tmp_path / "ledger-0.2.2.json"
     repo = ("--repo", str(checkout), "--ledger", str(ledger))
     envs = ("--env", "step_env", "--env", "crash_env")
-    verify = cli(hub, tmp_path, "verify", *repo, *envs, "--wait", "60")
+    verify = cli(hub, tmp_path, "verify", *repo, *envs, "--wait", wait_flag(60))
     # recorded and printed (exit 1: a FAIL), not a markup error (exit 70)
     assert verify.returncode == 1, verify.stdout + verify.stderr
     assert "[/INST] refused: token ghp_*** for hf_***" in verify.stdout

@@ -42,9 +42,9 @@ def test_the_watcher_reboots_a_stale_build_error_once_and_the_candidate_passes(t
 def test_settle_hands_a_stale_state_to_recover_without_rebooting_and_watch_can_poll_it_again(tmp_path: Path) -> None:
     with LocalHub(tmp_path / "hub", scenario=STALE) as hub:
         deploy_examples(hub, tmp_path, {"stale_env": "echo_env"})
-        seen = settle(connect(hub), "openenv/stale_env-0.2.2", wait=60.0, interval=0.1)
+        seen = settle(connect(hub), "openenv/stale_env-0.2.2", wait=60.0 * WAIT_FACTOR, interval=0.1)
         assert seen.stage == "BUILD_ERROR" and seen.stale
-        polls = list(watch(connect(hub), ["openenv/stale_env-0.2.2"], wait=60.0, interval=0.1))
+        polls = list(watch(connect(hub), ["openenv/stale_env-0.2.2"], wait=60.0 * WAIT_FACTOR, interval=0.1))
         last = polls[-1].states["openenv/stale_env-0.2.2"]
         assert last.stage == "RUNNING" and last.terminal and len(polls) > 3
         assert len([r for r in hub.requests() if r.path.endswith("/restart")]) == 1

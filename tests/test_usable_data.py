@@ -115,8 +115,8 @@ def results(hub: LocalHub) -> Iterator[dict[str, VerifyResult]]:
             [f"openenv/{space}{SUFFIX}" for space in SPACES if space != "needy_env"],
             suffix=SUFFIX,
             registry=registry,
-            timeout=30.0,
-            wait=120.0,
+            timeout=waits(30.0),
+            wait=waits(120.0),
             interval=0.2,
             tls=tls(hub),
         )
@@ -212,7 +212,7 @@ def test_a_missing_declared_secret_is_inconclusive_naming_it_and_given_it_passes
     results: dict[str, VerifyResult], tmp_path: Path
 ) -> None:
     lacking = results["secret_env"]
-    assert lacking.outcome is Outcome.INCONCLUSIVE and not lacking.our_error
+    assert lacking.outcome is Outcome.INCONCLUSIVE and not lacking.our_error, lacking.reason
     assert lacking.needs == ("secret TOOLS_API_KEY",) == lacking.declared_needs
     assert "needs secret TOOLS_API_KEY (give the Space what it needs" in lacking.reason
     assert "TOOLS_API_KEY is not set" in lacking.reason

@@ -96,7 +96,7 @@ def test_spaces_logs_shows_the_run_logs_and_the_build_logs(hf: Any, space: str, 
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **hub.client_env()}
 
     def logs(*flags: str) -> str:
-        result = subprocess.run([str(HF), "spaces", "logs", space, *flags], capture_output=True, text=True, env=env, timeout=120)
+        result = subprocess.run([str(HF), "spaces", "logs", space, *flags], capture_output=True, text=True, env=env, timeout=waits(120))
         assert result.returncode == 0, result.stderr
         return result.stdout
 
