@@ -100,8 +100,11 @@ class SpaceProcess:
 
 #: Where the kernel picks the local port of an outgoing connection (Linux's default).
 _EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
-#: The lowest port :func:`free_port` hands out when it can stay below the ephemeral range.
-_LOWEST = 10000
+#: The ports :func:`free_port` draws from, below the ephemeral range where it starts higher:
+#: from 10000 up to 30000 (Kubernetes NodePorts, 30000-32767, may be redirected on a node).
+_LOWEST, _HIGHEST = 10000, 30000
+#: Its own generator: a seed shared by processes (a test plugin's) must not give them one port.
+_RNG = random.SystemRandom()
 
 
 def free_port() -> int:
@@ -112,19 +115,21 @@ def free_port() -> int:
     the local end of any outgoing connection, and the server then fails "address already in use"
     (an intermittent RUNTIME_ERROR of ours). Elsewhere the kernel picks one (``bind`` to 0)."""
     try:
-        low = int(_EPHEMERAL.read_text().split()[0])
+        top = min(int(_EPHEMERAL.read_text().split()[0]), _HIGHEST)
     except (OSError, ValueError, IndexError):
-        low = 0
-    draws = 50 if low > _LOWEST else 0
-    for port in itertools.chain((random.randrange(_LOWEST, low) for _ in range(draws)), [0]):
+        top = 0
+    draws = 50 if top > _LOWEST else 0
+    failed: OSError | None = None
+    for port in itertools.chain((_RNG.randrange(_LOWEST, top) for _ in range(draws)), [0]):
         with socket.socket() as sock:
             try:
                 sock.bind(("127.0.0.1", port))
-            except OSError:
+            except OSError as exc:
+                failed = exc
                 continue
             found: int = sock.getsockname()[1]
             return found
-    raise OSError("no free TCP port on 127.0.0.1")
+    raise OSError(f"no free TCP port on 127.0.0.1: {failed}") from failed
 
 
 @dataclass(frozen=True)
