@@ -85,7 +85,12 @@ class SpaceRuntimes:
         self._injector = injector
         self._spaces: dict[str, _Space] = {}
         self._lock = threading.Lock()
-        self._client = httpx.AsyncClient(trust_env=False, timeout=300)
+        # a new connection per forwarded request: one kept alive that the Space's server closes
+        # as idle (uvicorn: after 5 s) just as the next request goes out fails it unanswered, a
+        # 502 of ours the verdict would take for the Space's
+        self._client = httpx.AsyncClient(
+            trust_env=False, timeout=300, limits=httpx.Limits(max_keepalive_connections=0)
+        )
         self.in_flight = InFlight(spaces, None if spaces is None else running_spaces(spaces))
 
     # called by the Hub API (on the event loop)

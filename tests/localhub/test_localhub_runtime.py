@@ -143,3 +143,41 @@ def test_start_space_process_maps_image_paths_onto_its_root(tmp_path: Path) -> N
         assert f"HOME={process.root}/home/user".encode() in environ
         assert f"PYTHONPATH={process.root}/app/src".encode() in environ
     assert process.exit_code() is not None and not process.root.exists()
+
+
+#: A Space whose server keeps connections alive (HTTP/1.1) and answers with the client's port.
+KEEP_ALIVE_APP = {
+    "Dockerfile": QUICK_APP["Dockerfile"],
+    "app.py": (
+        "import argparse\n"
+        "from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer\n"
+        "class Handler(BaseHTTPRequestHandler):\n"
+        "    protocol_version = 'HTTP/1.1'\n"
+        "    def do_GET(self):\n"
+        "        body = str(self.client_address[1]).encode()\n"
+        "        self.send_response(200)\n"
+        "        self.send_header('Content-Length', str(len(body)))\n"
+        "        self.end_headers()\n"
+        "        self.wfile.write(body)\n"
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--host')\n"
+        "parser.add_argument('--port', type=int)\n"
+        "args = parser.parse_args()\n"
+        "ThreadingHTTPServer((args.host, args.port), Handler).serve_forever()\n"
+    ),
+}
+
+
+def test_each_request_reaches_the_space_on_a_new_connection(
+    api: HfApi, tmp_path: Path, probe_env: dict[str, str]
+) -> None:
+    """A connection kept alive between requests can be closed by the Space's server as idle just
+    as the next request goes out: that request fails unanswered, a 502 that is not the Space's."""
+    repo_id = api.create_repo("acme/keep_alive", repo_type="space", space_sdk="docker").repo_id
+    api.upload_folder(
+        folder_path=write_tree(tmp_path / "tree", KEEP_ALIVE_APP), repo_id=repo_id, repo_type="space"
+    )
+    domain = _domain(api, repo_id)
+    with httpx.Client(base_url=domain, headers=probe_env, timeout=waits(30)) as client:
+        ports = [client.get("/").text for _ in range(3)]
+    assert len(set(ports)) == 3, ports
